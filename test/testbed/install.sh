@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Installs what the real test bed needs: etcd from Debian, and kube-apiserver +
+# kube-controller-manager v1.20.2 built once from Debian's kubernetes source
+# package, then cached. Safe to run again: every step is skipped when done.
+set -euo pipefail
+
+cache_dir="${CIDR_MIGRATION_CACHE:-$HOME/.cache/cidr-migration}"
+kube_bin_dir="$cache_dir/kube-1.20.2/bin"
+
+apt_packages=(etcd-server etcd-client openssl shellcheck openssh-server iproute2 jq)
+missing=()
+for pkg in "${apt_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+apt_updated=false
+apt_update_once() {
+  if [ "$apt_updated" = false ]; then
+    apt-get update -qq
+    apt_updated=true
+  fi
+}
+if [ "${#missing[@]}" -gt 0 ]; then
+  apt_update_once
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+# Debian starts etcd as a service on install; the tests run their own.
+systemctl stop etcd 2>/dev/null || pkill -x etcd 2>/dev/null || true
+
+if [ -n "${KUBEBUILDER_ASSETS:-}" ] && [ -x "$KUBEBUILDER_ASSETS/kube-apiserver" ]; then
+  echo "test bed: using kube binaries from KUBEBUILDER_ASSETS=$KUBEBUILDER_ASSETS"
+  exit 0
+fi
+if [ -x "$kube_bin_dir/kube-apiserver" ] && [ -x "$kube_bin_dir/kube-controller-manager" ]; then
+  echo "test bed: using cached kube binaries in $kube_bin_dir"
+  exit 0
+fi
+
+echo "test bed: building kube-apiserver and kube-controller-manager from Debian's kubernetes source (once)"
+if ! grep -rqs "deb-src" /etc/apt/sources.list.d/cidr-migration-src.list; then
+  echo "deb-src http://deb.debian.org/debian bookworm main" > /etc/apt/sources.list.d/cidr-migration-src.list
+  apt_updated=false
+fi
+apt_update_once
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends golang-go rsync dpkg-dev make
+build_root="$cache_dir/build"
+rm -rf "$build_root"
+mkdir -p "$build_root"
+cd "$build_root"
+apt-get source --download-only kubernetes >/dev/null
+tar xzf kubernetes_*.orig.tar.gz
+src_dir=$(find . -maxdepth 1 -mindepth 1 -type d -name 'kubernetes*' | head -n 1)
+cd "$src_dir"
+mkdir -p .go/src/k8s.io
+ln -sfn ../../.. .go/src/k8s.io/kubernetes
+GOPATH="$PWD/.go" CGO_ENABLED=0 GOFLAGS=-mod=vendor make WHAT="cmd/kube-apiserver cmd/kube-controller-manager" >"$build_root/build.log" 2>&1 || {
+  tail -n 40 "$build_root/build.log"; exit 1; }
+mkdir -p "$kube_bin_dir"
+cp _output/bin/kube-apiserver _output/bin/kube-controller-manager "$kube_bin_dir/"
+cd /
+rm -rf "$build_root"
+echo "test bed: kube binaries cached in $kube_bin_dir"
