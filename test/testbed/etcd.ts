@@ -1,0 +1,136 @@
+// A real etcd (Debian etcd-server 3.4) on free loopback ports. Never the default
+// 2379: Debian's package may have started a system etcd there.
+import * as fs from "fs";
+import * as https from "https";
+import * as http from "http";
+import * as net from "net";
+import * as os from "os";
+import * as path from "path";
+import { createPki } from "./pki";
+import { ManagedProcess, startProcess, waitUntil } from "./processes";
+
+export const ETCD_BINARY = process.env.CIDR_MIGRATION_ETCD ?? "/usr/bin/etcd";
+
+export interface EtcdTls { caCertPath: string; certPath: string; keyPath: string; }
+
+export interface EtcdProcess {
+    /** http(s)://127.0.0.1:PORT */
+    endpoint: string;
+    dataDir: string;
+    pid: number;
+    /** client material when started with tls */
+    tls?: EtcdTls;
+    stop(): Promise<void>;
+}
+
+export interface StartEtcdOptions { dir?: string; tls?: boolean; dataDir?: string; extraArgs?: string[]; }
+
+/** A port the kernel just handed out on 127.0.0.1 (free at the time of asking). */
+export function freePort(): Promise<number> {
+    return new Promise((resolve, reject) => {
+        const server = net.createServer();
+        server.unref();
+        server.once("error", reject);
+        server.listen(0, "127.0.0.1", () => {
+            const address = server.address() as net.AddressInfo;
+            server.close(() => resolve(address.port));
+        });
+    });
+}
+
+/** GET a URL on loopback, optionally with TLS client material; resolves status and body. */
+export function httpGet(url: string, tls?: EtcdTls): Promise<{ status: number; body: string }> {
+    return new Promise((resolve, reject) => {
+        const options: https.RequestOptions = tls
+            ? { ca: fs.readFileSync(tls.caCertPath), cert: fs.readFileSync(tls.certPath), key: fs.readFileSync(tls.keyPath) }
+            : {};
+        options.timeout = 3000;
+        const request = (url.startsWith("https:") ? https : http).get(url, options, (res) => {
+            let body = "";
+            res.setEncoding("utf8");
+            res.on("data", (chunk) => { body += chunk; });
+            res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+        });
+        request.on("timeout", () => request.destroy(new Error(`timeout on ${url}`)));
+        request.on("error", reject);
+    });
+}
+
+async function etcdHealthy(endpoint: string, tls?: EtcdTls): Promise<boolean> {
+    const { status, body } = await httpGet(`${endpoint}/health`, tls);
+    return status === 200 && /"health"\s*:\s*"true"/.test(body);
+}
+
+async function startOnce(dir: string, dataDir: string, opts: StartEtcdOptions, tls?: EtcdTls & { serverCertPath: string; serverKeyPath: string }): Promise<{ proc: ManagedProcess; endpoint: string }> {
+    const clientPort = await freePort();
+    const peerPort = await freePort();
+    const scheme = tls ? "https" : "http";
+    const endpoint = `${scheme}://127.0.0.1:${clientPort}`;
+    const peerUrl = `http://127.0.0.1:${peerPort}`;
+    const args = [
+        "--name", "default",
+        "--data-dir", dataDir,
+        "--listen-client-urls", endpoint,
+        "--advertise-client-urls", endpoint,
+        "--listen-peer-urls", peerUrl,
+        "--initial-advertise-peer-urls", peerUrl,
+        "--initial-cluster", `default=${peerUrl}`,
+    ];
+    if (tls) {
+        args.push("--cert-file", tls.serverCertPath, "--key-file", tls.serverKeyPath,
+            "--trusted-ca-file", tls.caCertPath, "--client-cert-auth");
+    }
+    args.push(...(opts.extraArgs ?? []));
+    const proc = startProcess(ETCD_BINARY, args, path.join(dir, "etcd.log"));
+    await waitUntil(() => etcdHealthy(endpoint, tls), {
+        timeoutMs: 30_000,
+        what: `etcd on ${endpoint}`,
+        failed: () => (proc.exited() ? `exited with code ${proc.exitCode()}:\n${proc.logTail(15)}` : undefined),
+    }).catch(async (err) => {
+        await proc.stop(1000);
+        throw err;
+    });
+    return { proc, endpoint };
+}
+
+export async function startEtcd(opts: StartEtcdOptions = {}): Promise<EtcdProcess> {
+    if (!fs.existsSync(ETCD_BINARY)) {
+        throw new Error(`etcd binary ${ETCD_BINARY} is missing: run test/testbed/install.sh (installs Debian etcd-server)`);
+    }
+    const dir = opts.dir ?? fs.mkdtempSync(path.join(os.tmpdir(), "cidr-etcd-"));
+    fs.mkdirSync(dir, { recursive: true });
+    const dataDir = opts.dataDir ?? path.join(dir, "etcd-data");
+    fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+
+    let tls: (EtcdTls & { serverCertPath: string; serverKeyPath: string }) | undefined;
+    if (opts.tls) {
+        const pki = await createPki(path.join(dir, "etcd-pki"));
+        const server = await pki.issue("etcd-server", {
+            commonName: "etcd", dnsNames: ["localhost"], ipAddresses: ["127.0.0.1"], usage: "both",
+        });
+        const client = await pki.issue("etcd-client", { commonName: "etcd-client", usage: "client" });
+        tls = {
+            caCertPath: pki.caCertPath, certPath: client.certPath, keyPath: client.keyPath,
+            serverCertPath: server.certPath, serverKeyPath: server.keyPath,
+        };
+    }
+
+    // A port can be taken between freePort() and etcd's bind: retry on that race only.
+    let started: { proc: ManagedProcess; endpoint: string } | undefined;
+    for (let attempt = 1; ; attempt++) {
+        try {
+            started = await startOnce(dir, dataDir, opts, tls);
+            break;
+        } catch (err) {
+            if (attempt >= 3 || !/address already in use/.test(String(err))) throw err;
+        }
+    }
+    const { proc, endpoint } = started;
+    return {
+        endpoint,
+        dataDir,
+        pid: proc.pid,
+        tls: tls ? { caCertPath: tls.caCertPath, certPath: tls.certPath, keyPath: tls.keyPath } : undefined,
+        stop: () => proc.stop(),
+    };
+}
