@@ -23,7 +23,11 @@ export interface EtcdProcess {
     stop(): Promise<void>;
 }
 
-export interface StartEtcdOptions { dir?: string; tls?: boolean; dataDir?: string; extraArgs?: string[]; }
+export interface StartEtcdOptions {
+    dir?: string; tls?: boolean; dataDir?: string; extraArgs?: string[];
+    /** outlive this Node process (the sandbox); then not killed by the exit hook */
+    detached?: boolean;
+}
 
 /** A port the kernel just handed out on 127.0.0.1 (free at the time of asking). */
 export function freePort(): Promise<number> {
@@ -81,7 +85,7 @@ async function startOnce(dir: string, dataDir: string, opts: StartEtcdOptions, t
             "--trusted-ca-file", tls.caCertPath, "--client-cert-auth");
     }
     args.push(...(opts.extraArgs ?? []));
-    const proc = startProcess(ETCD_BINARY, args, path.join(dir, "etcd.log"));
+    const proc = startProcess(ETCD_BINARY, args, path.join(dir, "etcd.log"), { detached: opts.detached === true });
     await waitUntil(() => etcdHealthy(endpoint, tls), {
         timeoutMs: 30_000,
         what: `etcd on ${endpoint}`,
@@ -97,6 +101,7 @@ export async function startEtcd(opts: StartEtcdOptions = {}): Promise<EtcdProces
     if (!fs.existsSync(ETCD_BINARY)) {
         throw new Error(`etcd binary ${ETCD_BINARY} is missing: run test/testbed/install.sh (installs Debian etcd-server)`);
     }
+    const ownsDir = opts.dir === undefined;
     const dir = opts.dir ?? fs.mkdtempSync(path.join(os.tmpdir(), "cidr-etcd-"));
     fs.mkdirSync(dir, { recursive: true });
     const dataDir = opts.dataDir ?? path.join(dir, "etcd-data");
@@ -131,6 +136,12 @@ export async function startEtcd(opts: StartEtcdOptions = {}): Promise<EtcdProces
         dataDir,
         pid: proc.pid,
         tls: tls ? { caCertPath: tls.caCertPath, certPath: tls.certPath, keyPath: tls.keyPath } : undefined,
-        stop: () => proc.stop(),
+        async stop() {
+            await proc.stop();
+            // a temp dir we made is ours to remove; a caller's dir (and a caller's dataDir inside it) stays
+            if (ownsDir && opts.dataDir === undefined && process.env.CIDR_MIGRATION_KEEP_TESTBED !== "1") {
+                fs.rmSync(dir, { recursive: true, force: true });
+            }
+        },
     };
 }

@@ -35,9 +35,14 @@ async function openssl(args: string[], cwd: string): Promise<void> {
 }
 
 /** EC P-256 keys: as good as RSA for a test CA, and generated in milliseconds. */
-async function generateKey(keyPath: string, cwd: string): Promise<void> {
+export async function generateKey(keyPath: string, cwd: string = path.dirname(keyPath)): Promise<void> {
     await openssl(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", keyPath], cwd);
     fs.chmodSync(keyPath, 0o600);
+}
+
+/** The public half of a key, as PEM "PUBLIC KEY" (kube-apiserver's --service-account-key-file wants it). */
+export async function writePublicKey(keyPath: string, publicKeyPath: string): Promise<void> {
+    await openssl(["pkey", "-in", keyPath, "-pubout", "-out", publicKeyPath], path.dirname(keyPath));
 }
 
 /** openssl -subj syntax; "/" and "=" inside a value would need escaping, so refuse them. */

@@ -1,0 +1,331 @@
+// A real Kubernetes control plane on loopback: etcd + kube-apiserver +
+// kube-controller-manager v1.20.2 with TLS from a throwaway CA, on free ports,
+// in a temp dir. Components can be restarted with other CIDR flags, which is
+// exactly what a CIDR migration does to a kubeadm cluster.
+import { KubeConfig } from "@kubernetes/client-node";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { EtcdProcess, freePort, httpGet, startEtcd } from "./etcd";
+import { KubeBinaries, resolveKubeBinaries } from "./kubeBinaries";
+import { writeKubeconfig } from "./kubeconfig";
+import { createPki, generateKey, IssuedCert, Pki, writePublicKey } from "./pki";
+import { ManagedProcess, startProcess, waitUntil } from "./processes";
+
+export interface TestClusterOptions {
+    serviceCidr: string;
+    podCidr: string;
+    nodeMaskSize?: number;
+    dir?: string;
+    /** default true */
+    controllerManager?: boolean;
+    /** run etcd with TLS and client-cert auth, as kubeadm does (default false) */
+    etcdTls?: boolean;
+    /** processes outlive this Node process (the sandbox); the caller records their pids */
+    detached?: boolean;
+}
+
+export interface ControllerManagerFlags {
+    clusterCidr?: string;
+    serviceClusterIpRange?: string;
+    allocateNodeCidrs?: boolean;
+    nodeCidrMaskSize?: number;
+}
+
+export interface TestCluster {
+    dir: string;
+    kubeconfigPath: string;
+    server: string;
+    etcd: EtcdProcess;
+    pki: Pki;
+    serviceCidr: string;
+    podCidr: string;
+    /** @kubernetes/client-node KubeConfig loaded from kubeconfigPath */
+    kubeConfig(): KubeConfig;
+    restartApiserver(opts: { serviceClusterIpRange?: string }): Promise<void>;
+    restartControllerManager(opts: ControllerManagerFlags): Promise<void>;
+    /**
+     * Resolves when KCM answers /healthz and has got past starting its node IPAM
+     * controller (the step that fails on foreign podCIDRs); rejects with its last
+     * log lines when the process exits.
+     */
+    waitControllerManagerHealthy(): Promise<void>;
+    /** resolves with KCM's exit code once it has exited; rejects after timeoutMs if it is still running */
+    waitControllerManagerExit(timeoutMs?: number): Promise<number | null>;
+    controllerManagerExited(): boolean;
+    controllerManagerLog(): string;
+    apiserverLog(): string;
+    /** the flags the components currently run with */
+    currentFlags(): { serviceClusterIpRange: string; controllerManager?: Required<ControllerManagerFlags> };
+    pids(): { etcd: number; apiserver: number; controllerManager?: number };
+    stop(): Promise<void>;
+}
+
+const READY_TIMEOUT_MS = 90_000;
+/** KCM prints one of these once its node IPAM controller was set up (or deliberately skipped). */
+const NODE_IPAM_SETTLED = /Started "nodeipam"|Skipping "nodeipam"|"nodeipam" is disabled/;
+
+interface ClusterPki {
+    pki: Pki;
+    apiserverServing: IssuedCert;
+    admin: IssuedCert;
+    controllerManagerClient: IssuedCert;
+    controllerManagerServing: IssuedCert;
+    serviceAccountKeyPath: string;
+    serviceAccountPublicKeyPath: string;
+}
+
+async function createClusterPki(dir: string): Promise<ClusterPki> {
+    const pki = await createPki(path.join(dir, "pki"));
+    const serviceAccountKeyPath = path.join(pki.dir, "sa.key");
+    const serviceAccountPublicKeyPath = path.join(pki.dir, "sa.pub");
+    const [apiserverServing, admin, controllerManagerClient, controllerManagerServing] = await Promise.all([
+        pki.issue("apiserver", {
+            commonName: "kube-apiserver",
+            dnsNames: ["localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"],
+            ipAddresses: ["127.0.0.1"],
+            usage: "server",
+        }),
+        pki.issue("admin", { commonName: "kubernetes-admin", organization: "system:masters", usage: "client" }),
+        // system:masters because KCM runs without per-controller service-account credentials here
+        pki.issue("controller-manager", { commonName: "system:kube-controller-manager", organization: "system:masters", usage: "client" }),
+        pki.issue("controller-manager-serving", { commonName: "kube-controller-manager", dnsNames: ["localhost"], ipAddresses: ["127.0.0.1"], usage: "server" }),
+        generateKey(serviceAccountKeyPath).then(() => writePublicKey(serviceAccountKeyPath, serviceAccountPublicKeyPath)),
+    ]);
+    return { pki, apiserverServing, admin, controllerManagerClient, controllerManagerServing, serviceAccountKeyPath, serviceAccountPublicKeyPath };
+}
+
+function isPortRace(err: unknown): boolean {
+    return /address already in use/.test(String(err));
+}
+
+export async function startTestCluster(opts: TestClusterOptions): Promise<TestCluster> {
+    const binaries: KubeBinaries = resolveKubeBinaries();
+    const ownsDir = opts.dir === undefined;
+    const dir = opts.dir ?? fs.mkdtempSync(path.join(os.tmpdir(), "cidr-testbed-"));
+    fs.mkdirSync(dir, { recursive: true });
+    const detached = opts.detached === true;
+
+    const certs = await createClusterPki(dir);
+    const etcd = await startEtcd({ dir: path.join(dir, "etcd"), tls: opts.etcdTls === true, detached });
+    const clientCert = { ca: certs.pki.caCertPath, cert: certs.admin.certPath, key: certs.admin.keyPath };
+    const clientTls = { caCertPath: clientCert.ca, certPath: clientCert.cert, keyPath: clientCert.key };
+
+    let serviceClusterIpRange = opts.serviceCidr;
+    let apiserverPort = 0;
+    let apiserver: ManagedProcess | undefined;
+    const apiserverLogPath = path.join(dir, "kube-apiserver.log");
+    const kubeconfigPath = path.join(dir, "admin.kubeconfig");
+    const controllerManagerKubeconfigPath = path.join(dir, "controller-manager.kubeconfig");
+
+    function apiserverArgs(port: number): string[] {
+        const args = [
+            `--etcd-servers=${etcd.endpoint}`,
+            `--service-cluster-ip-range=${serviceClusterIpRange}`,
+            `--secure-port=${port}`,
+            "--bind-address=127.0.0.1",
+            "--advertise-address=127.0.0.1",
+            "--insecure-port=0",
+            `--cert-dir=${path.join(dir, "apiserver-certs")}`,
+            `--tls-cert-file=${certs.apiserverServing.certPath}`,
+            `--tls-private-key-file=${certs.apiserverServing.keyPath}`,
+            `--client-ca-file=${certs.pki.caCertPath}`,
+            `--service-account-key-file=${certs.serviceAccountPublicKeyPath}`,
+            `--service-account-signing-key-file=${certs.serviceAccountKeyPath}`,
+            "--service-account-issuer=https://kubernetes.default.svc",
+            "--authorization-mode=Node,RBAC",
+            "--allow-privileged=true",
+            // as kubeadm does; also keeps KCM from retrying a missing request-header CA bundle
+            `--requestheader-client-ca-file=${certs.pki.caCertPath}`,
+            "--requestheader-allowed-names=front-proxy-client",
+            "--requestheader-username-headers=X-Remote-User",
+            "--requestheader-group-headers=X-Remote-Group",
+            "--requestheader-extra-headers-prefix=X-Remote-Extra-",
+            "--profiling=false",
+        ];
+        if (etcd.tls) {
+            args.push(`--etcd-cafile=${etcd.tls.caCertPath}`, `--etcd-certfile=${etcd.tls.certPath}`, `--etcd-keyfile=${etcd.tls.keyPath}`);
+        }
+        return args;
+    }
+
+    async function launchApiserver(): Promise<void> {
+        for (let attempt = 1; ; attempt++) {
+            // keep the port across restarts, so kubeconfigs stay valid; pick a new one only on a bind race
+            const port = apiserverPort !== 0 && attempt === 1 ? apiserverPort : await freePort();
+            const proc = startProcess(binaries.apiserver, apiserverArgs(port), apiserverLogPath, { detached });
+            try {
+                await waitUntil(async () => {
+                    const { status, body } = await httpGet(`https://127.0.0.1:${port}/readyz`, clientTls);
+                    return status === 200 && body.trim() === "ok";
+                }, {
+                    timeoutMs: READY_TIMEOUT_MS,
+                    what: `kube-apiserver on 127.0.0.1:${port}`,
+                    failed: () => (proc.exited() ? `exited with code ${proc.exitCode()}:\n${proc.logTail(20)}` : undefined),
+                });
+            } catch (err) {
+                await proc.stop(1000);
+                if (attempt < 3 && isPortRace(err)) continue;
+                throw err;
+            }
+            apiserver = proc;
+            apiserverPort = port;
+            return;
+        }
+    }
+
+    await launchApiserver().catch(async (err) => { await etcd.stop(); throw err; });
+    const server = `https://127.0.0.1:${apiserverPort}`;
+    writeKubeconfig(kubeconfigPath, { server, caCertPath: certs.pki.caCertPath, client: certs.admin, user: "kubernetes-admin" });
+    writeKubeconfig(controllerManagerKubeconfigPath, {
+        server, caCertPath: certs.pki.caCertPath, client: certs.controllerManagerClient, user: "system:kube-controller-manager",
+    });
+
+    let controllerManager: ManagedProcess | undefined;
+    let controllerManagerPort = 0;
+    let controllerManagerFlags: Required<ControllerManagerFlags> | undefined;
+    const controllerManagerLogPath = path.join(dir, "kube-controller-manager.log");
+    let controllerManagerLogOffset = 0;
+
+    function controllerManagerArgs(port: number, flags: Required<ControllerManagerFlags>): string[] {
+        return [
+            `--kubeconfig=${controllerManagerKubeconfigPath}`,
+            `--authentication-kubeconfig=${controllerManagerKubeconfigPath}`,
+            `--authorization-kubeconfig=${controllerManagerKubeconfigPath}`,
+            `--allocate-node-cidrs=${flags.allocateNodeCidrs}`,
+            `--cluster-cidr=${flags.clusterCidr}`,
+            `--service-cluster-ip-range=${flags.serviceClusterIpRange}`,
+            `--node-cidr-mask-size=${flags.nodeCidrMaskSize}`,
+            // no token controller (no SA private key needed); no node lifecycle: without kubelet
+            // heartbeats it would taint every node unreachable and make node state drift during tests
+            "--controllers=*,-serviceaccount-token,-nodelifecycle",
+            "--leader-elect=false",
+            "--bind-address=127.0.0.1",
+            `--secure-port=${port}`,
+            "--port=0",
+            `--tls-cert-file=${certs.controllerManagerServing.certPath}`,
+            `--tls-private-key-file=${certs.controllerManagerServing.keyPath}`,
+            `--root-ca-file=${certs.pki.caCertPath}`,
+            `--cert-dir=${path.join(dir, "controller-manager-certs")}`,
+            "--profiling=false",
+        ];
+    }
+
+    async function launchControllerManager(flags: Required<ControllerManagerFlags>): Promise<void> {
+        controllerManagerPort = await freePort();
+        controllerManagerLogOffset = fs.existsSync(controllerManagerLogPath) ? fs.statSync(controllerManagerLogPath).size : 0;
+        controllerManagerFlags = flags;
+        controllerManager = startProcess(binaries.controllerManager, controllerManagerArgs(controllerManagerPort, flags), controllerManagerLogPath, { detached });
+    }
+
+    /** The log of the current KCM run only (the file keeps earlier runs). */
+    function controllerManagerLog(): string {
+        try {
+            const buffer = fs.readFileSync(controllerManagerLogPath);
+            return buffer.subarray(controllerManagerLogOffset).toString("utf8");
+        } catch {
+            return "";
+        }
+    }
+
+    function lastLines(text: string, count: number): string {
+        return text.trim().split("\n").slice(-count).join("\n");
+    }
+
+    async function waitControllerManagerHealthy(): Promise<void> {
+        const proc = controllerManager;
+        if (!proc) throw new Error("kube-controller-manager is not running in this test cluster");
+        const port = controllerManagerPort;
+        await waitUntil(async () => {
+            if (!NODE_IPAM_SETTLED.test(controllerManagerLog())) return false;
+            const { status, body } = await httpGet(`https://127.0.0.1:${port}/healthz`, clientTls);
+            return status === 200 && body.trim() === "ok";
+        }, {
+            timeoutMs: READY_TIMEOUT_MS,
+            what: `kube-controller-manager on 127.0.0.1:${port}`,
+            failed: () => (proc.exited() ? `exited with code ${proc.exitCode()}:\n${lastLines(controllerManagerLog(), 15)}` : undefined),
+        });
+    }
+
+    async function waitControllerManagerExit(timeoutMs = READY_TIMEOUT_MS): Promise<number | null> {
+        const proc = controllerManager;
+        if (!proc) throw new Error("kube-controller-manager was never started in this test cluster");
+        let timer: NodeJS.Timeout | undefined;
+        const timeout = new Promise<never>((_, reject) => {
+            timer = setTimeout(() => reject(new Error(`kube-controller-manager still running after ${timeoutMs} ms:\n${lastLines(controllerManagerLog(), 10)}`)), timeoutMs);
+        });
+        try {
+            await Promise.race([proc.waitExit(), timeout]);
+        } finally {
+            clearTimeout(timer);
+        }
+        return proc.exitCode();
+    }
+
+    const initialControllerManagerFlags: Required<ControllerManagerFlags> = {
+        clusterCidr: opts.podCidr,
+        serviceClusterIpRange: opts.serviceCidr,
+        allocateNodeCidrs: true,
+        nodeCidrMaskSize: opts.nodeMaskSize ?? 24,
+    };
+
+    let stopped = false;
+    async function stop(): Promise<void> {
+        if (stopped) return;
+        stopped = true;
+        await controllerManager?.stop();
+        await apiserver?.stop();
+        await etcd.stop();
+        if (ownsDir && process.env.CIDR_MIGRATION_KEEP_TESTBED !== "1") {
+            fs.rmSync(dir, { recursive: true, force: true });
+        }
+    }
+
+    if (opts.controllerManager !== false) {
+        try {
+            await launchControllerManager(initialControllerManagerFlags);
+            await waitControllerManagerHealthy();
+        } catch (err) {
+            await stop();
+            throw err;
+        }
+    }
+
+    return {
+        dir,
+        kubeconfigPath,
+        server,
+        etcd,
+        pki: certs.pki,
+        serviceCidr: opts.serviceCidr,
+        podCidr: opts.podCidr,
+        kubeConfig() {
+            const kc = new KubeConfig();
+            kc.loadFromFile(kubeconfigPath);
+            return kc;
+        },
+        async restartApiserver(flags) {
+            await apiserver?.stop();
+            serviceClusterIpRange = flags.serviceClusterIpRange ?? serviceClusterIpRange;
+            await launchApiserver();
+        },
+        async restartControllerManager(flags) {
+            await controllerManager?.stop();
+            const previous = controllerManagerFlags ?? initialControllerManagerFlags;
+            await launchControllerManager({
+                clusterCidr: flags.clusterCidr ?? previous.clusterCidr,
+                serviceClusterIpRange: flags.serviceClusterIpRange ?? previous.serviceClusterIpRange,
+                allocateNodeCidrs: flags.allocateNodeCidrs ?? previous.allocateNodeCidrs,
+                nodeCidrMaskSize: flags.nodeCidrMaskSize ?? previous.nodeCidrMaskSize,
+            });
+        },
+        waitControllerManagerHealthy,
+        waitControllerManagerExit,
+        controllerManagerExited: () => controllerManager?.exited() ?? true,
+        controllerManagerLog,
+        apiserverLog: () => fs.existsSync(apiserverLogPath) ? fs.readFileSync(apiserverLogPath, "utf8") : "",
+        currentFlags: () => ({ serviceClusterIpRange, controllerManager: controllerManagerFlags }),
+        pids: () => ({ etcd: etcd.pid, apiserver: apiserver?.pid ?? 0, controllerManager: controllerManager?.pid }),
+        stop,
+    };
+}
