@@ -1,0 +1,351 @@
+import { AddressMapper, addressOffset, allocateNodeSubnets, cidrContains, dnsServiceIP, isIpAddress, kubernetesServiceIP, parseCidr } from "./cidr";
+import { UserError } from "./errors";
+import { Inventory, NodeInfo, ServiceInfo } from "./inventory";
+import { MigrationConfig } from "./migrationConfig";
+import { NodeMove, Plan, PlanPhase, PlanStep, PlanWarning, PhaseName, ServiceMove } from "./planModel";
+
+/**
+ * Pure: (MigrationConfig, Inventory) → Plan. No I/O, no clock, no randomness: the same inputs give byte-identical JSON.
+ * Services and nodes are sorted by name before anything else so that the cluster's listing order cannot leak in.
+ */
+
+/** The published manual runbook's figures, in minutes, per phase (per node for "nodes"). */
+export const MANUAL_RUNBOOK_MINUTES: Record<PhaseName, { min: number; max: number }> = {
+  preflight: { min: 0, max: 0 },
+  snapshot: { min: 0, max: 0 },
+  "control-plane": { min: 40, max: 40 },
+  services: { min: 30, max: 30 },
+  dns: { min: 0, max: 0 },
+  "cluster-config": { min: 0, max: 0 },
+  cni: { min: 15, max: 15 },
+  nodes: { min: 5, max: 8 },
+  "kube-proxy": { min: 15, max: 15 },
+  verify: { min: 30, max: 30 },
+};
+
+/** Our estimates, in seconds, for one unit of each kind of step. */
+export const STEP_ESTIMATE_SECONDS = {
+  preflight: 30,
+  snapshot: 60,
+  backupManifests: 10,
+  editControllerManager: 60,
+  editApiserver: 90,
+  reissueCert: 60,
+  /** One Service move through the API, per parallel lane. */
+  serviceMove: 0.1,
+  kubernetesService: 30,
+  dnsStep: 5,
+  clusterConfig: 10,
+  cniStep: 30,
+  /** Cordon, drain, CNI cleanup, rejoin, Ready, verify: the drain dominates. */
+  nodeMove: 240,
+  enableAllocation: 60,
+  kubeProxy: 60,
+  verify: 60,
+} as const;
+
+const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+const serviceKey = (s: { namespace: string; name: string }) => `${s.namespace}/${s.name}`;
+
+export function buildPlan(config: MigrationConfig, inventory: Inventory): Plan {
+  const warnings: PlanWarning[] = [];
+  const cni = config.cni === "auto" ? inventory.cni.detected : config.cni;
+  const kubernetesService = {
+    oldClusterIP: kubernetesServiceIP(config.serviceCidr.from),
+    newClusterIP: kubernetesServiceIP(config.serviceCidr.to),
+  };
+  const services = planServices(config, inventory.services, kubernetesService.newClusterIP, warnings);
+  const dnsKey = serviceKey(config.dns);
+  const dnsMove = services.find((s) => serviceKey(s) === dnsKey);
+  if (!dnsMove) {
+    warnings.push({ code: "DNS_SERVICE_MISSING", message: `the DNS Service was not found; it is planned at the conventional ${dnsServiceIP(config.serviceCidr.to)}`, object: `Service ${dnsKey}` });
+  }
+  const dns = {
+    namespace: config.dns.namespace,
+    name: config.dns.name,
+    oldClusterIP: dnsMove?.oldClusterIP,
+    newClusterIP: dnsMove?.newClusterIP ?? dnsServiceIP(config.serviceCidr.to),
+  };
+  const nodes = planNodes(config, inventory.nodes, warnings);
+  checkClusterConfig(config, inventory, warnings);
+  const phases = planPhases(config, cni, services, nodes, dnsKey);
+  const oursSeconds = phases.reduce((sum, p) => sum + p.estimateSeconds, 0);
+  const movingNodes = nodes.filter((n) => n.action === "move").length;
+  const manualMinutes = phases.reduce(
+    (sum, p) => {
+      const factor = p.name === "nodes" ? movingNodes : 1;
+      return { min: sum.min + p.manualMinutes.min * factor, max: sum.max + p.manualMinutes.max * factor };
+    },
+    { min: 0, max: 0 },
+  );
+  return {
+    serviceCidr: { ...config.serviceCidr },
+    podCidr: { ...config.podCidr },
+    kubernetesService,
+    dns,
+    cni,
+    services,
+    nodes,
+    phases,
+    estimate: { oursSeconds, manualMinutes },
+    warnings,
+  };
+}
+
+function planServices(config: MigrationConfig, live: ServiceInfo[], kubernetesNewIP: string, warnings: PlanWarning[]): ServiceMove[] {
+  const { from, to } = config.serviceCidr;
+  const mapper = new AddressMapper(from, to, [kubernetesNewIP]);
+  const sorted = [...live].sort((a, b) => (serviceKey(a) < serviceKey(b) ? -1 : serviceKey(a) > serviceKey(b) ? 1 : 0));
+  const dnsKey = serviceKey(config.dns);
+  const movesIp = (s: ServiceInfo) =>
+    s.clusterIP !== undefined && isIpAddress(s.clusterIP) && cidrContains(from, s.clusterIP) && !cidrContains(to, s.clusterIP);
+
+  refuseDuplicateClusterIPs(sorted);
+  // Addresses already in the new range stay where they are: nothing may be mapped onto them.
+  for (const s of sorted) {
+    if (s.clusterIP && isIpAddress(s.clusterIP) && cidrContains(to, s.clusterIP) && !isKubernetesService(s)) mapper.reserve(s.clusterIP);
+  }
+  // The DNS Service is mapped first so that it keeps its offset (10.96.0.10 → <new>.10) whatever else moves.
+  const newIps = new Map<string, string>();
+  const dns = sorted.find((s) => serviceKey(s) === dnsKey);
+  if (dns && movesIp(dns) && !isKubernetesService(dns)) newIps.set(dnsKey, mapper.map(dns.clusterIP!));
+  for (const s of sorted) {
+    if (movesIp(s) && !isKubernetesService(s) && !newIps.has(serviceKey(s))) newIps.set(serviceKey(s), mapper.map(s.clusterIP!));
+  }
+
+  return sorted.map((s): ServiceMove => {
+    const base = { namespace: s.namespace, name: s.name, type: s.type, oldClusterIP: s.clusterIP };
+    if (isKubernetesService(s)) {
+      return { ...base, newClusterIP: kubernetesNewIP, action: "recreate", reason: "re-created by the apiserver at the new range's first IP", keepsOffset: true };
+    }
+    if (s.type === "ExternalName") return { ...base, action: "unchanged", reason: "ExternalName has no ClusterIP", keepsOffset: false };
+    if (s.clusterIP === "None") return { ...base, action: "unchanged", reason: "headless: no ClusterIP to move", keepsOffset: false };
+    if (!s.clusterIP || !isIpAddress(s.clusterIP)) return { ...base, action: "unchanged", reason: "no ClusterIP", keepsOffset: false };
+    if (cidrContains(to, s.clusterIP)) return { ...base, newClusterIP: s.clusterIP, action: "unchanged", reason: "already in the new range", keepsOffset: true };
+    if (!cidrContains(from, s.clusterIP)) {
+      warnings.push({ code: "SERVICE_OUTSIDE_OLD_RANGE", message: `ClusterIP ${s.clusterIP} lies in neither the old nor the new Service range; left alone`, object: `Service ${serviceKey(s)}` });
+      return { ...base, action: "unchanged", reason: "ClusterIP outside the old range", keepsOffset: false };
+    }
+    const newClusterIP = newIps.get(serviceKey(s))!;
+    const keepsOffset = addressOffset(to, newClusterIP) === addressOffset(from, s.clusterIP);
+    if (s.type === "LoadBalancer") {
+      warnings.push({
+        code: config.services.allowLoadBalancerRecreate ? "LOADBALANCER_RECREATE" : "LOADBALANCER_NEEDS_CONSENT",
+        message: config.services.allowLoadBalancerRecreate
+          ? "re-creating a LoadBalancer Service can give it a new external address"
+          : "a LoadBalancer Service can get a new external address when re-created; the move is refused until cidr-migration:services.allowLoadBalancerRecreate is true",
+        object: `Service ${serviceKey(s)}`,
+      });
+    }
+    if (!keepsOffset) {
+      warnings.push({ code: "SERVICE_OFFSET_TAKEN", message: `the offset of ${s.clusterIP} is not free in ${to}; planned at ${newClusterIP} instead`, object: `Service ${serviceKey(s)}` });
+    }
+    return { ...base, newClusterIP, action: "recreate", reason: "ClusterIP in the old range", keepsOffset };
+  });
+}
+
+/** The apiserver never hands one ClusterIP to two Services; an inventory that does is corrupt, and planning it would collide. */
+function refuseDuplicateClusterIPs(services: ServiceInfo[]): void {
+  const owner = new Map<string, string>();
+  for (const s of services) {
+    if (!s.clusterIP || !isIpAddress(s.clusterIP)) continue;
+    const first = owner.get(s.clusterIP);
+    if (first) {
+      throw new UserError(`Services ${first} and ${serviceKey(s)} both claim ClusterIP ${s.clusterIP}; the inventory is inconsistent — take it again from the live cluster`);
+    }
+    owner.set(s.clusterIP, serviceKey(s));
+  }
+}
+
+function isKubernetesService(s: { namespace: string; name: string }): boolean {
+  return s.namespace === "default" && s.name === "kubernetes";
+}
+
+function planNodes(config: MigrationConfig, live: NodeInfo[], warnings: PlanWarning[]): NodeMove[] {
+  const { to, nodeMaskSize } = config.podCidr;
+  const configured = new Map(config.nodes.map((n) => [n.name, n]));
+  const sorted = [...live].sort(byName);
+  for (const n of sorted) {
+    if (!configured.has(n.name)) {
+      warnings.push({ code: "NODE_NOT_IN_CONFIG", message: "this node is in the cluster but not in cidr-migration:nodes; add it with its SSH host or it cannot be rolled", object: `Node ${n.name}` });
+    }
+  }
+  for (const n of config.nodes) {
+    if (!sorted.some((l) => l.name === n.name)) {
+      warnings.push({ code: "CONFIG_NODE_NOT_IN_CLUSTER", message: "listed in cidr-migration:nodes but no such Node exists; check the name", object: `nodes: ${n.name}` });
+    }
+  }
+
+  const keeps = (n: NodeInfo) => n.podCIDR !== undefined && cidrContains(to, n.podCIDR) && parseCidr(n.podCIDR).prefix === nodeMaskSize;
+  const moving = sorted.filter((n) => !keeps(n));
+  const subnets = allocateNodeSubnets(to, nodeMaskSize, moving.map((n) => n.name), sorted.filter(keeps).map((n) => n.podCIDR!));
+  const isControlPlane = (n: NodeInfo) => configured.get(n.name)?.role === "control-plane" || (!configured.has(n.name) && n.controlPlane);
+
+  // Rollout order: the canary alone, then control-plane nodes one at a time (etcd quorum), then workers in batches.
+  const canaryName = config.nodeRollout.canary ?? (moving.find((n) => !isControlPlane(n)) ?? moving[0])?.name;
+  const ordered: Array<{ node: NodeInfo; batch: number; canary: boolean }> = [];
+  let batch = 0;
+  const canary = moving.find((n) => n.name === canaryName);
+  if (canary) ordered.push({ node: canary, batch: batch++, canary: true });
+  for (const n of moving) {
+    if (n !== canary && isControlPlane(n)) ordered.push({ node: n, batch: batch++, canary: false });
+  }
+  const workers = moving.filter((n) => n !== canary && !isControlPlane(n));
+  for (let i = 0; i < workers.length; i += config.nodeRollout.maxUnavailable) {
+    for (const n of workers.slice(i, i + config.nodeRollout.maxUnavailable)) ordered.push({ node: n, batch, canary: false });
+    batch++;
+  }
+
+  const moves: NodeMove[] = ordered.map(({ node, batch: b, canary: c }) => ({
+    name: node.name,
+    role: isControlPlane(node) ? "control-plane" : "worker",
+    oldPodCIDR: node.podCIDR,
+    newPodCIDR: subnets.get(node.name)!,
+    action: "move",
+    batch: b,
+    canary: c,
+  }));
+  for (const n of sorted.filter(keeps)) {
+    moves.push({ name: n.name, role: isControlPlane(n) ? "control-plane" : "worker", oldPodCIDR: n.podCIDR, newPodCIDR: n.podCIDR!, action: "unchanged", batch: -1, canary: false });
+  }
+  return moves;
+}
+
+function checkClusterConfig(config: MigrationConfig, inventory: Inventory, warnings: PlanWarning[]): void {
+  const { podCidr, serviceCidr } = config;
+  const proxyCidr = inventory.kubeProxy?.clusterCIDR;
+  if (proxyCidr && proxyCidr !== podCidr.from && proxyCidr !== podCidr.to) {
+    warnings.push({ code: "KUBE_PROXY_CIDR_MISMATCH", message: `kube-proxy clusterCIDR is ${proxyCidr}, expected podCidr.from ${podCidr.from}; check the config`, object: "ConfigMap kube-system/kube-proxy" });
+  }
+  const kubeadm = inventory.kubeadmConfig;
+  if (kubeadm?.podSubnet && kubeadm.podSubnet !== podCidr.from && kubeadm.podSubnet !== podCidr.to) {
+    warnings.push({ code: "KUBEADM_POD_SUBNET_MISMATCH", message: `networking.podSubnet is ${kubeadm.podSubnet}, expected podCidr.from ${podCidr.from}`, object: "ConfigMap kube-system/kubeadm-config" });
+  }
+  if (kubeadm?.serviceSubnet && kubeadm.serviceSubnet !== serviceCidr.from && kubeadm.serviceSubnet !== serviceCidr.to) {
+    warnings.push({ code: "KUBEADM_SERVICE_SUBNET_MISMATCH", message: `networking.serviceSubnet is ${kubeadm.serviceSubnet}, expected serviceCidr.from ${serviceCidr.from}`, object: "ConfigMap kube-system/kubeadm-config" });
+  }
+}
+
+/** Builds the phases; each step's dependsOn names the steps that must finish first. */
+function planPhases(config: MigrationConfig, cni: Plan["cni"], services: ServiceMove[], nodes: NodeMove[], dnsKey: string): PlanPhase[] {
+  const E = STEP_ESTIMATE_SECONDS;
+  const phases: PlanPhase[] = [];
+  let previous: string[] = [];
+  const phase = (name: PhaseName, steps: PlanStep[]) => {
+    phases.push({ name, steps, estimateSeconds: 0, manualMinutes: MANUAL_RUNBOOK_MINUTES[name] });
+    return steps;
+  };
+  const step = (id: string, action: string, target: string, dependsOn: string[], estimateSeconds: number): PlanStep => ({
+    id,
+    action,
+    target,
+    dependsOn: [...dependsOn],
+    estimateSeconds,
+  });
+
+  phase("preflight", [step("preflight/audit", "audit", "cluster", [], E.preflight)]);
+  previous = ["preflight/audit"];
+  phase("snapshot", [step("snapshot/etcd", "etcd-snapshot", config.etcd.endpoints[0] ?? "etcd", previous, E.snapshot)]);
+  previous = ["snapshot/etcd"];
+
+  // KCM before the apiserver on each node, one control-plane node at a time.
+  const cpSteps: PlanStep[] = [];
+  const controlPlanes = config.nodes.filter((n) => n.role === "control-plane");
+  for (const cp of controlPlanes) {
+    const p = `control-plane/${cp.name}`;
+    cpSteps.push(step(`${p}/backup`, "backup-manifests", cp.name, previous, E.backupManifests));
+    cpSteps.push(step(`${p}/kube-controller-manager`, "edit-manifest", `${cp.name}:kube-controller-manager.yaml`, [`${p}/backup`], E.editControllerManager));
+    cpSteps.push(step(`${p}/kube-apiserver`, "edit-manifest", `${cp.name}:kube-apiserver.yaml`, [`${p}/kube-controller-manager`], E.editApiserver));
+    cpSteps.push(step(`${p}/apiserver-cert`, "reissue-cert", `${cp.name}:apiserver.crt`, [`${p}/kube-apiserver`], E.reissueCert));
+    previous = [`${p}/apiserver-cert`];
+  }
+  phase("control-plane", cpSteps);
+  const controlPlaneDone = previous;
+
+  const moving = services.filter((s) => s.action === "recreate");
+  const kubernetesStep = step("services/default/kubernetes", "recreate-by-apiserver", "Service default/kubernetes", controlPlaneDone, E.kubernetesService);
+  const serviceSteps = moving
+    .filter((s) => !(s.namespace === "default" && s.name === "kubernetes") && serviceKey(s) !== dnsKey)
+    .map((s) => step(`services/${serviceKey(s)}`, "recreate", `Service ${serviceKey(s)}: ${s.oldClusterIP} -> ${s.newClusterIP}`, controlPlaneDone, E.serviceMove));
+  const servicesPhase = phase("services", [kubernetesStep, ...serviceSteps]);
+  const lanes = Math.max(1, config.services.parallelism);
+  phases[phases.length - 1].estimateSeconds = Math.max(E.kubernetesService, Math.ceil(serviceSteps.length / lanes) * E.serviceMove);
+  const servicesDone = servicesPhase.map((s) => s.id);
+
+  const dnsMove = services.find((s) => serviceKey(s) === dnsKey);
+  const dnsTarget = `Service ${dnsKey}: ${dnsMove?.oldClusterIP ?? "?"} -> ${dnsMove?.newClusterIP ?? dnsServiceIP(config.serviceCidr.to)}`;
+  const dnsTemporary = step("dns/temporary-service", "create-temporary-dns", dnsTarget, servicesDone, E.dnsStep);
+  const dnsFinal = step("dns/final-swap", "recreate-dns", dnsTarget, [], E.dnsStep);
+  phase("dns", [dnsTemporary, dnsFinal]);
+
+  const clusterConfig = phase("cluster-config", [
+    step("cluster-config/kubeadm-config", "patch-configmap", "ConfigMap kube-system/kubeadm-config", [dnsTemporary.id], E.clusterConfig),
+    step("cluster-config/kubelet-config", "patch-configmap", "ConfigMap kube-system/kubelet-config", [dnsTemporary.id], E.clusterConfig),
+  ]);
+  previous = clusterConfig.map((s) => s.id);
+
+  const cniSteps: PlanStep[] = [];
+  let oldPoolRemoval: PlanStep | undefined;
+  if (cni === "calico") {
+    cniSteps.push(step("cni/calico/new-pool", "create-ippool", `IPPool in ${config.podCidr.to}`, previous, E.cniStep));
+    cniSteps.push(step("cni/calico/disable-old-pool", "disable-ippool", `IPPool in ${config.podCidr.from}`, ["cni/calico/new-pool"], E.cniStep));
+    oldPoolRemoval = step("cni/calico/remove-old-pool", "delete-ippool", `IPPool in ${config.podCidr.from}`, [], E.cniStep);
+    cniSteps.push(oldPoolRemoval);
+  } else if (cni === "flannel") {
+    cniSteps.push(step("cni/flannel/net-conf", "patch-configmap", "ConfigMap kube-flannel-cfg net-conf.json", previous, E.cniStep));
+    cniSteps.push(step("cni/flannel/restart", "restart-daemonset", "DaemonSet kube-flannel-ds", ["cni/flannel/net-conf"], E.cniStep));
+  } else if (cni === "cilium") {
+    cniSteps.push(step("cni/cilium/cluster-pool", "patch-configmap", "ConfigMap kube-system/cilium-config cluster-pool-ipv4-cidr", previous, E.cniStep));
+    cniSteps.push(step("cni/cilium/restart", "restart-daemonset", "DaemonSet kube-system/cilium", ["cni/cilium/cluster-pool"], E.cniStep));
+  }
+  phase("cni", cniSteps);
+  const cniReady = cniSteps.filter((s) => s !== oldPoolRemoval).map((s) => s.id);
+  if (cniReady.length) previous = [cniSteps.filter((s) => s !== oldPoolRemoval).slice(-1)[0].id];
+
+  // Batches run in order; the nodes of one batch run together.
+  const nodeSteps: PlanStep[] = [];
+  const batches = [...new Set(nodes.filter((n) => n.action === "move").map((n) => n.batch))].sort((a, b) => a - b);
+  for (const b of batches) {
+    const ids = nodes
+      .filter((n) => n.action === "move" && n.batch === b)
+      .map((n) => {
+        const s = step(`nodes/${n.name}`, "move-node", `Node ${n.name}: ${n.oldPodCIDR ?? "none"} -> ${n.newPodCIDR}`, previous, E.nodeMove);
+        nodeSteps.push(s);
+        return s.id;
+      });
+    previous = ids;
+  }
+  for (const cp of controlPlanes) {
+    const s = step(`nodes/enable-cidr-allocation/${cp.name}`, "edit-manifest", `${cp.name}:kube-controller-manager.yaml --allocate-node-cidrs=true`, previous, E.enableAllocation);
+    nodeSteps.push(s);
+    previous = [s.id];
+  }
+  phase("nodes", nodeSteps);
+  dnsFinal.dependsOn = [...previous];
+
+  const kubeProxy = phase("kube-proxy", [
+    step("kube-proxy/config", "patch-configmap", "ConfigMap kube-system/kube-proxy clusterCIDR", [dnsFinal.id], E.kubeProxy),
+    step("kube-proxy/restart", "restart-daemonset", "DaemonSet kube-system/kube-proxy", ["kube-proxy/config"], E.kubeProxy),
+  ]);
+  previous = [kubeProxy[kubeProxy.length - 1].id];
+  if (oldPoolRemoval) {
+    oldPoolRemoval.dependsOn = [...previous];
+    previous = [oldPoolRemoval.id];
+  }
+  phase("verify", [step("verify/cluster", "verify", "cluster", previous, E.verify)]);
+
+  for (const p of phases) {
+    if (p.name !== "services") p.estimateSeconds = sumBatches(p.steps);
+  }
+  return phases;
+}
+
+/** Steps of a phase that share dependencies run together: count the longest step per group once. */
+function sumBatches(steps: PlanStep[]): number {
+  const groups = new Map<string, number>();
+  for (const s of steps) {
+    const key = s.dependsOn.join(",");
+    groups.set(key, Math.max(groups.get(key) ?? 0, s.estimateSeconds));
+  }
+  return [...groups.values()].reduce((a, b) => a + b, 0);
+}
