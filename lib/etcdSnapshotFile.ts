@@ -31,10 +31,19 @@ export type SnapshotVerdict = ({ ok: true } & SnapshotDigest) | { ok: false; pro
  * back, because they are the trailer (not hashed) if the stream stops there.
  */
 export class SnapshotHasher {
-  private readonly hash: Hash = createHash("sha256");
-  private held: Buffer = Buffer.alloc(0);
-  private head: Buffer = Buffer.alloc(0);
-  private total = 0;
+  private readonly hash: Hash;
+  private held: Buffer;
+  private head: Buffer;
+  private total: number;
+
+  // Assigned here, not as field initializers: Pulumi's closure serializer (the dynamic provider runs this code
+  // from its serialized text) keeps the constructor body but drops ES2022 class field initializers.
+  constructor() {
+    this.hash = createHash("sha256");
+    this.held = Buffer.alloc(0);
+    this.head = Buffer.alloc(0);
+    this.total = 0;
+  }
 
   update(chunk: Uint8Array): void {
     if (chunk.length === 0) return;
