@@ -42,6 +42,7 @@ export interface TestCluster {
     podCidr: string;
     /** @kubernetes/client-node KubeConfig loaded from kubeconfigPath */
     kubeConfig(): KubeConfig;
+    /** also restarts a running KCM with its current flags (see the implementation for why) */
     restartApiserver(opts: { serviceClusterIpRange?: string }): Promise<void>;
     restartControllerManager(opts: ControllerManagerFlags): Promise<void>;
     /**
@@ -196,9 +197,13 @@ export async function startTestCluster(opts: TestClusterOptions): Promise<TestCl
             `--cluster-cidr=${flags.clusterCidr}`,
             `--service-cluster-ip-range=${flags.serviceClusterIpRange}`,
             `--node-cidr-mask-size=${flags.nodeCidrMaskSize}`,
-            // no token controller (no SA private key needed); no node lifecycle: without kubelet
-            // heartbeats it would taint every node unreachable and make node state drift during tests
-            "--controllers=*,-serviceaccount-token,-nodelifecycle",
+            // no token controller: it would need the SA private key, and nothing here runs pods
+            "--controllers=*,-serviceaccount-token",
+            // no kubelet heartbeats here: a year of grace keeps the node lifecycle controller from
+            // tainting every node unreachable mid-test, while it still lifts the not-ready taint
+            // from nodes that report Ready, as in a live cluster
+            "--node-monitor-grace-period=8760h",
+            "--node-startup-grace-period=8760h",
             "--leader-elect=false",
             "--bind-address=127.0.0.1",
             `--secure-port=${port}`,
@@ -305,9 +310,18 @@ export async function startTestCluster(opts: TestClusterOptions): Promise<TestCl
             return kc;
         },
         async restartApiserver(flags) {
+            // client-go informers back off up to ~30 s (with jitter) after losing the apiserver, so a
+            // KCM left running would react to new objects late and at random; a KCM restarted with the
+            // same flags lists afresh, which keeps tests deterministic
+            const restartKcm = controllerManager !== undefined && !controllerManager.exited();
+            if (restartKcm) await controllerManager!.stop();
             await apiserver?.stop();
             serviceClusterIpRange = flags.serviceClusterIpRange ?? serviceClusterIpRange;
             await launchApiserver();
+            if (restartKcm) {
+                await launchControllerManager(controllerManagerFlags ?? initialControllerManagerFlags);
+                await waitControllerManagerHealthy();
+            }
         },
         async restartControllerManager(flags) {
             await controllerManager?.stop();
