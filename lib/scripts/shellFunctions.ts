@@ -1,0 +1,43 @@
+/**
+ * Bash functions shared by the step scripts, as ShellCode steps to list before the steps that call them.
+ *
+ * - `sha256_of FILE` prints the file's sha256 (hex), or "absent" when there is no such file.
+ * - `backup_once SRC DEST` copies SRC (file or directory, with owner, mode and times) to DEST unless DEST exists.
+ *   The first backup is the pre-migration state, so a re-run must never overwrite it with an already-edited file.
+ *   The copy lands under a temporary name and is renamed, so DEST is never a half-written copy.
+ * - `replace_file SRC TARGET [REFERENCE]` puts SRC's content at TARGET through a hidden temp file in TARGET's
+ *   directory and a rename, with REFERENCE's owner and mode (default: TARGET's, or SRC's when TARGET is new). The kubelet ignores dot-files in the
+ *   static-pod directory, and the rename is atomic, so it never starts a pod from a half-written manifest.
+ */
+import { ShellCode, sh } from "../remoteScript";
+
+export const sha256Of: ShellCode = sh`
+  sha256_of() {
+    if [ -f "$1" ]; then sha256sum < "$1" | cut -d ' ' -f 1; else printf 'absent\n'; fi
+  }
+`;
+
+export const backupOnce: ShellCode = sh`
+  backup_once() {
+    local src=$1 dest=$2
+    [ -e "$dest" ] && return 0
+    mkdir -p -- "$(dirname -- "$dest")"
+    rm -rf -- "$dest.partial"
+    cp -a -- "$src" "$dest.partial"
+    mv -- "$dest.partial" "$dest"
+  }
+`;
+
+export const replaceFile: ShellCode = sh`
+  replace_file() {
+    local src=$1 target=$2 reference=\${3:-} tmp
+    [ -n "$reference" ] || reference=$target
+    [ -e "$reference" ] || reference=$src
+    tmp="$(dirname -- "$target")/.$(basename -- "$target").cidr-migration.tmp"
+    rm -f -- "$tmp"
+    cp -- "$src" "$tmp"
+    chown --reference="$reference" -- "$tmp"
+    chmod --reference="$reference" -- "$tmp"
+    mv -f -- "$tmp" "$target"
+  }
+`;
