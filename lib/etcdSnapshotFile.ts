@@ -116,8 +116,8 @@ export async function verifySnapshotFile(filePath: string): Promise<SnapshotVerd
 
 export class SnapshotStreamError extends Error {}
 
-/** Chunks are gathered up to this size before a write, so 32 KiB gRPC messages don't each cost a syscall. */
-const WRITE_BATCH_BYTES = 4 << 20;
+/** Chunks are gathered up to this size per write, so the 32 KiB stream messages don't each cost a syscall. */
+const WRITE_BATCH_BYTES = 1 << 20;
 
 /**
  * Writes a snapshot stream to `finalPath` so that a file at that path is always complete and verified:
@@ -130,15 +130,19 @@ export async function writeSnapshotAtomically(chunks: AsyncIterable<Uint8Array>,
   const tempPath = path.join(dir, `.${path.basename(finalPath)}.partial-${randomBytes(6).toString("hex")}`);
   const hasher = new SnapshotHasher();
   const file = await fs.promises.open(tempPath, "wx", 0o600);
+  // One batch is written while the next one is received: the stream never waits for the disk unless it is behind.
+  let writing: Promise<void> = Promise.resolve();
   try {
     let batch: Buffer[] = [];
     let batchBytes = 0;
     const flush = async (): Promise<void> => {
+      await writing;
       if (batchBytes === 0) return;
-      const data = batch.length === 1 ? batch[0] : Buffer.concat(batch, batchBytes);
+      const write = writeAll(file, batch, batchBytes);
+      write.catch(() => undefined); // handled when awaited at the next flush; never an unhandled rejection meanwhile
+      writing = write;
       batch = [];
       batchBytes = 0;
-      await file.write(data, 0, data.length);
     };
     for await (const chunk of chunks) {
       hasher.update(chunk);
@@ -147,6 +151,7 @@ export async function writeSnapshotAtomically(chunks: AsyncIterable<Uint8Array>,
       if (batchBytes >= WRITE_BATCH_BYTES) await flush();
     }
     await flush();
+    await writing;
     const verdict = hasher.finish();
     if (!verdict.ok) throw new SnapshotStreamError(`the snapshot stream ${verdict.problem}`);
     await file.sync();
@@ -156,9 +161,31 @@ export async function writeSnapshotAtomically(chunks: AsyncIterable<Uint8Array>,
     await fsyncDirectory(dir);
     return { sizeBytes: verdict.sizeBytes, sha256: verdict.sha256 };
   } finally {
+    await writing.catch(() => undefined);
     await file.close().catch(() => undefined);
     await fs.promises.rm(tempPath, { force: true });
   }
+}
+
+/** writev until every byte is written (one syscall, no copy into a joined buffer). */
+async function writeAll(file: fs.promises.FileHandle, buffers: Buffer[], total: number): Promise<void> {
+  let written = 0;
+  while (written < total) {
+    const { bytesWritten } = await file.writev(written === 0 ? buffers : remainderOf(buffers, written));
+    written += bytesWritten;
+  }
+}
+
+/** The buffers left after the first `offset` bytes (a short writev). */
+function remainderOf(buffers: Buffer[], offset: number): Buffer[] {
+  const rest: Buffer[] = [];
+  let skip = offset;
+  for (const b of buffers) {
+    if (skip >= b.length) { skip -= b.length; continue; }
+    rest.push(skip > 0 ? b.subarray(skip) : b);
+    skip = 0;
+  }
+  return rest;
 }
 
 /** Makes a new directory entry (the link, the temp file's removal) durable. */
