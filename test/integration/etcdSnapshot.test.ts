@@ -137,7 +137,20 @@ describe("EtcdSnapshot provider (real etcd, SDK dynamic-provider host)", functio
     return { urn, checked: check.inputs, id: created.id, outputs: created.outputs };
   }
 
-  let plainSnapshot: { path: string; revision: number; keys: Record<string, string> } | undefined;
+  let plainSnapshot: Promise<{ path: string; revision: number; keys: Record<string, string>; outputs: Props }> | undefined;
+
+  /** One Create against the plain etcd, shared by the tests that look at its file (taken once, on first use). */
+  function snapshotOfPlain(): Promise<{ path: string; revision: number; keys: Record<string, string>; outputs: Props }> {
+    plainSnapshot ??= (async () => {
+      const dir = snapshotDir();
+      const source = await sourceState(plain);
+      const registration = await registrationOf(() => new EtcdSnapshot("pre-migration", { endpoints: [plain.endpoint], directory: dir, trigger: "before-cidr-move" }));
+      const { id, outputs } = await checkAndCreate(registration);
+      assert.strictEqual(id, outputs.path);
+      return { path: outputs.path as string, revision: source.revision, keys: source.keys, outputs };
+    })();
+    return plainSnapshot;
+  }
 
   it("registers the provider serialized by the SDK exactly as pulumi.dynamic.Resource does", async () => {
     const registration = await registrationOf(() => new EtcdSnapshot("pre-migration", { endpoints: [plain.endpoint], directory: "/unused", trigger: "t" }));
@@ -147,29 +160,22 @@ describe("EtcdSnapshot provider (real etcd, SDK dynamic-provider host)", functio
   });
 
   it("plain etcd: Create streams a verified snapshot whose revision and key count match the source", async () => {
-    const dir = snapshotDir();
-    const source = await sourceState(plain);
-    const registration = await registrationOf(() => new EtcdSnapshot("pre-migration", { endpoints: [plain.endpoint], directory: dir, trigger: "before-cidr-move" }));
-    const { id, outputs } = await checkAndCreate(registration);
-
-    const file = outputs.path as string;
-    assert.strictEqual(id, file);
-    assert.strictEqual(path.dirname(file), dir);
+    const { path: file, revision, keys, outputs } = await snapshotOfPlain();
+    const dir = path.dirname(file);
     assert.deepStrictEqual(fs.readdirSync(dir), [path.basename(file)], "only the snapshot, no temp file or restore scratch dir");
     assert.strictEqual(outputs.sizeBytes, fs.statSync(file).size);
     assert.strictEqual(outputs.sha256, dbSha256(file));
-    assert.strictEqual(outputs.revision, source.revision);
-    assert.strictEqual(outputs.keyCount, Object.keys(source.keys).length);
+    assert.strictEqual(outputs.revision, revision);
+    assert.strictEqual(outputs.keyCount, Object.keys(keys).length);
     assert.strictEqual(outputs.keyCount, SEED_KEYS - 10);
     assert.ok(!Number.isNaN(Date.parse(outputs.takenAt as string)));
     assert.match(outputs.restoreProof as string, /etcdctl snapshot restore: ok/);
     const status = JSON.parse((await execFileAsync("etcdctl", ["snapshot", "status", file, "-w", "json"], { env: { ...process.env, ETCDCTL_API: "3" } })).stdout);
-    assert.strictEqual(status.revision, source.revision);
-    plainSnapshot = { path: file, revision: source.revision, keys: source.keys };
+    assert.strictEqual(status.revision, revision);
   });
 
   it("restore round trip: etcdctl restores the file and an etcd started on it serves the same keys and values", async () => {
-    assert.ok(plainSnapshot, "needs the plain snapshot from the test before");
+    const snapshot = await snapshotOfPlain();
     // Written after the snapshot: must not come back.
     const writer = clientFor(plain);
     await writer.put("/registry/test/after-snapshot").value("x");
@@ -178,17 +184,17 @@ describe("EtcdSnapshot provider (real etcd, SDK dynamic-provider host)", functio
     const restoreDir = tempDir("etcd-restored-");
     scratch.push(restoreDir);
     const dataDir = path.join(restoreDir, "data");
-    await execFileAsync("etcdctl", ["snapshot", "restore", plainSnapshot.path, "--data-dir", dataDir, "--name", "default"], { env: { ...process.env, ETCDCTL_API: "3" } });
+    await execFileAsync("etcdctl", ["snapshot", "restore", snapshot.path, "--data-dir", dataDir, "--name", "default"], { env: { ...process.env, ETCDCTL_API: "3" } });
     const restored = await startEtcd({ dir: restoreDir, dataDir });
     try {
       const state = await sourceState(restored);
-      assert.strictEqual(Object.keys(state.keys).length, Object.keys(plainSnapshot.keys).length);
-      assert.ok(state.revision >= plainSnapshot.revision);
+      assert.strictEqual(Object.keys(state.keys).length, Object.keys(snapshot.keys).length);
+      assert.ok(state.revision >= snapshot.revision);
       assert.strictEqual(state.keys["/registry/test/after-snapshot"], undefined);
-      const sampled = Object.keys(plainSnapshot.keys).filter((_, i) => i % 37 === 0);
+      const sampled = Object.keys(snapshot.keys).filter((_, i) => i % 37 === 0);
       assert.ok(sampled.length >= 10);
-      for (const key of sampled) assert.strictEqual(state.keys[key], plainSnapshot.keys[key], key);
-      assert.deepStrictEqual(state.keys, plainSnapshot.keys);
+      for (const key of sampled) assert.strictEqual(state.keys[key], snapshot.keys[key], key);
+      assert.deepStrictEqual(state.keys, snapshot.keys);
     } finally {
       await restored.stop();
     }
