@@ -89,6 +89,8 @@ function tryParseIp(text: unknown): ParsedIp | undefined {
   }
   const quad = parseCanonicalDottedQuad(text);
   if (quad !== undefined) return { family: "IPv4", bits: 32, value: BigInt(quad) };
+  // Only digits and dots can be an IPv4 address; skipping ip-address for "None" avoids a thrown error per headless Service.
+  if (!/^[\d.]+$/.test(text)) return undefined;
   try {
     return { family: "IPv4", bits: 32, value: new Address4(text).bigInt() };
   } catch {
@@ -111,7 +113,29 @@ function formatIPv4(value: number): string {
   return `${(value >>> 24) & 255}.${(value >>> 16) & 255}.${(value >>> 8) & 255}.${value & 255}`;
 }
 
+/**
+ * Parsed ranges by their text. A plan checks hundreds of thousands of addresses against the same four ranges;
+ * re-parsing the range each time through ip-address dominated planning. Bounded so odd callers cannot grow it.
+ */
+const parsedCidrs = new Map<string, Readonly<ParsedCidr>>();
+const PARSED_CIDR_CACHE_LIMIT = 10_000;
+
 export function parseCidr(text: string): ParsedCidr {
+  return { ...parsedCidr(text) };
+}
+
+/** The shared, frozen parse of a range, for this module's hot paths. */
+function parsedCidr(text: string): Readonly<ParsedCidr> {
+  let parsed = parsedCidrs.get(text);
+  if (!parsed) {
+    parsed = Object.freeze(parseCidrUncached(text));
+    if (parsedCidrs.size >= PARSED_CIDR_CACHE_LIMIT) parsedCidrs.clear();
+    parsedCidrs.set(text, parsed);
+  }
+  return parsed;
+}
+
+function parseCidrUncached(text: string): ParsedCidr {
   if (typeof text !== "string" || text === "") {
     throw new CidrError(`${quote(text)} is not a CIDR: expected address/prefix such as ${EXAMPLE_CIDR}`, "unparsable");
   }
@@ -175,8 +199,12 @@ export function familyOf(ipOrCidr: string): IpFamily {
 
 /** True when every address of `innerCidrOrIp` lies in `outer`; false across families. */
 export function cidrContains(outer: string, innerCidrOrIp: string): boolean {
-  const o = parseCidr(outer);
-  const i = parseCidrOrIp(innerCidrOrIp);
+  const o = parsedCidr(outer);
+  if (typeof innerCidrOrIp === "string" && !innerCidrOrIp.includes("/")) {
+    const ip = parseIp(innerCidrOrIp);
+    return o.family === ip.family && ip.value >= o.network && ip.value < o.network + o.size;
+  }
+  const i = parsedCidr(innerCidrOrIp);
   return o.family === i.family && i.network >= o.network && i.network + i.size <= o.network + o.size;
 }
 
@@ -212,7 +240,7 @@ export function nthAddress(cidr: string, n: bigint | number): string {
 
 /** ip - network; throws "out-of-range" when the address is not in the range (including another family). */
 export function addressOffset(cidr: string, ip: string): bigint {
-  const range = parseCidr(cidr);
+  const range = parsedCidr(cidr);
   const address = parseIp(ip);
   const offset = address.value - range.network;
   if (address.family !== range.family || offset < 0n || offset >= range.size) {

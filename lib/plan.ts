@@ -44,8 +44,16 @@ export const STEP_ESTIMATE_SECONDS = {
   verify: 60,
 } as const;
 
-const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 const serviceKey = (s: { namespace: string; name: string }) => `${s.namespace}/${s.name}`;
+const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** Sorts by a key computed once per item (a comparator building strings would rebuild them n log n times). */
+function sortedBy<T>(items: T[], key: (item: T) => string): T[] {
+  return items
+    .map((item) => ({ item, k: key(item) }))
+    .sort((a, b) => compare(a.k, b.k))
+    .map((e) => e.item);
+}
 
 export function buildPlan(config: MigrationConfig, inventory: Inventory): Plan {
   const warnings: PlanWarning[] = [];
@@ -92,68 +100,74 @@ export function buildPlan(config: MigrationConfig, inventory: Inventory): Plan {
   };
 }
 
+/** Where a Service's ClusterIP lies, decided once per Service. */
+type Placement = "no-ip" | "new-range" | "old-range" | "outside";
+
 function planServices(config: MigrationConfig, live: ServiceInfo[], kubernetesNewIP: string, warnings: PlanWarning[]): ServiceMove[] {
   const { from, to } = config.serviceCidr;
   const mapper = new AddressMapper(from, to, [kubernetesNewIP]);
-  const sorted = [...live].sort((a, b) => (serviceKey(a) < serviceKey(b) ? -1 : serviceKey(a) > serviceKey(b) ? 1 : 0));
   const dnsKey = serviceKey(config.dns);
-  const movesIp = (s: ServiceInfo) =>
-    s.clusterIP !== undefined && isIpAddress(s.clusterIP) && cidrContains(from, s.clusterIP) && !cidrContains(to, s.clusterIP);
+  const entries = sortedBy(
+    live.map((s) => ({ s, key: serviceKey(s), placement: placementOf(s, from, to), newIp: undefined as string | undefined })),
+    (e) => e.key,
+  );
+  refuseDuplicateClusterIPs(entries);
 
-  refuseDuplicateClusterIPs(sorted);
   // Addresses already in the new range stay where they are: nothing may be mapped onto them.
-  for (const s of sorted) {
-    if (s.clusterIP && isIpAddress(s.clusterIP) && cidrContains(to, s.clusterIP) && !isKubernetesService(s)) mapper.reserve(s.clusterIP);
-  }
+  for (const e of entries) if (e.placement === "new-range" && !isKubernetesService(e.s)) mapper.reserve(e.s.clusterIP!);
   // The DNS Service is mapped first so that it keeps its offset (10.96.0.10 → <new>.10) whatever else moves.
-  const newIps = new Map<string, string>();
-  const dns = sorted.find((s) => serviceKey(s) === dnsKey);
-  if (dns && movesIp(dns) && !isKubernetesService(dns)) newIps.set(dnsKey, mapper.map(dns.clusterIP!));
-  for (const s of sorted) {
-    if (movesIp(s) && !isKubernetesService(s) && !newIps.has(serviceKey(s))) newIps.set(serviceKey(s), mapper.map(s.clusterIP!));
-  }
+  const moves = (e: (typeof entries)[number]) => e.placement === "old-range" && !isKubernetesService(e.s);
+  const dns = entries.find((e) => e.key === dnsKey);
+  if (dns && moves(dns)) dns.newIp = mapper.map(dns.s.clusterIP!);
+  for (const e of entries) if (moves(e) && e !== dns) e.newIp = mapper.map(e.s.clusterIP!);
 
-  return sorted.map((s): ServiceMove => {
+  return entries.map(({ s, key, placement, newIp }): ServiceMove => {
     const base = { namespace: s.namespace, name: s.name, type: s.type, oldClusterIP: s.clusterIP };
     if (isKubernetesService(s)) {
       return { ...base, newClusterIP: kubernetesNewIP, action: "recreate", reason: "re-created by the apiserver at the new range's first IP", keepsOffset: true };
     }
     if (s.type === "ExternalName") return { ...base, action: "unchanged", reason: "ExternalName has no ClusterIP", keepsOffset: false };
     if (s.clusterIP === "None") return { ...base, action: "unchanged", reason: "headless: no ClusterIP to move", keepsOffset: false };
-    if (!s.clusterIP || !isIpAddress(s.clusterIP)) return { ...base, action: "unchanged", reason: "no ClusterIP", keepsOffset: false };
-    if (cidrContains(to, s.clusterIP)) return { ...base, newClusterIP: s.clusterIP, action: "unchanged", reason: "already in the new range", keepsOffset: true };
-    if (!cidrContains(from, s.clusterIP)) {
-      warnings.push({ code: "SERVICE_OUTSIDE_OLD_RANGE", message: `ClusterIP ${s.clusterIP} lies in neither the old nor the new Service range; left alone`, object: `Service ${serviceKey(s)}` });
+    if (placement === "no-ip") return { ...base, action: "unchanged", reason: "no ClusterIP", keepsOffset: false };
+    if (placement === "new-range") return { ...base, newClusterIP: s.clusterIP, action: "unchanged", reason: "already in the new range", keepsOffset: true };
+    if (placement === "outside") {
+      warnings.push({ code: "SERVICE_OUTSIDE_OLD_RANGE", message: `ClusterIP ${s.clusterIP} lies in neither the old nor the new Service range; left alone`, object: `Service ${key}` });
       return { ...base, action: "unchanged", reason: "ClusterIP outside the old range", keepsOffset: false };
     }
-    const newClusterIP = newIps.get(serviceKey(s))!;
-    const keepsOffset = addressOffset(to, newClusterIP) === addressOffset(from, s.clusterIP);
+    const newClusterIP = newIp!;
+    const keepsOffset = addressOffset(to, newClusterIP) === addressOffset(from, s.clusterIP!);
     if (s.type === "LoadBalancer") {
       warnings.push({
         code: config.services.allowLoadBalancerRecreate ? "LOADBALANCER_RECREATE" : "LOADBALANCER_NEEDS_CONSENT",
         message: config.services.allowLoadBalancerRecreate
           ? "re-creating a LoadBalancer Service can give it a new external address"
           : "a LoadBalancer Service can get a new external address when re-created; the move is refused until cidr-migration:services.allowLoadBalancerRecreate is true",
-        object: `Service ${serviceKey(s)}`,
+        object: `Service ${key}`,
       });
     }
     if (!keepsOffset) {
-      warnings.push({ code: "SERVICE_OFFSET_TAKEN", message: `the offset of ${s.clusterIP} is not free in ${to}; planned at ${newClusterIP} instead`, object: `Service ${serviceKey(s)}` });
+      warnings.push({ code: "SERVICE_OFFSET_TAKEN", message: `the offset of ${s.clusterIP} is not free in ${to}; planned at ${newClusterIP} instead`, object: `Service ${key}` });
     }
     return { ...base, newClusterIP, action: "recreate", reason: "ClusterIP in the old range", keepsOffset };
   });
 }
 
+function placementOf(s: ServiceInfo, from: string, to: string): Placement {
+  if (s.type === "ExternalName" || !s.clusterIP || !isIpAddress(s.clusterIP)) return "no-ip";
+  if (cidrContains(to, s.clusterIP)) return "new-range";
+  return cidrContains(from, s.clusterIP) ? "old-range" : "outside";
+}
+
 /** The apiserver never hands one ClusterIP to two Services; an inventory that does is corrupt, and planning it would collide. */
-function refuseDuplicateClusterIPs(services: ServiceInfo[]): void {
+function refuseDuplicateClusterIPs(entries: Array<{ s: ServiceInfo; key: string; placement: Placement }>): void {
   const owner = new Map<string, string>();
-  for (const s of services) {
-    if (!s.clusterIP || !isIpAddress(s.clusterIP)) continue;
-    const first = owner.get(s.clusterIP);
+  for (const { s, key, placement } of entries) {
+    if (placement === "no-ip") continue;
+    const first = owner.get(s.clusterIP!);
     if (first) {
-      throw new UserError(`Services ${first} and ${serviceKey(s)} both claim ClusterIP ${s.clusterIP}; the inventory is inconsistent — take it again from the live cluster`);
+      throw new UserError(`Services ${first} and ${key} both claim ClusterIP ${s.clusterIP}; the inventory is inconsistent — take it again from the live cluster`);
     }
-    owner.set(s.clusterIP, serviceKey(s));
+    owner.set(s.clusterIP!, key);
   }
 }
 
@@ -164,21 +178,25 @@ function isKubernetesService(s: { namespace: string; name: string }): boolean {
 function planNodes(config: MigrationConfig, live: NodeInfo[], warnings: PlanWarning[]): NodeMove[] {
   const { to, nodeMaskSize } = config.podCidr;
   const configured = new Map(config.nodes.map((n) => [n.name, n]));
-  const sorted = [...live].sort(byName);
+  const sorted = sortedBy(live, (n) => n.name);
+  const liveNames = new Set(sorted.map((n) => n.name));
   for (const n of sorted) {
     if (!configured.has(n.name)) {
       warnings.push({ code: "NODE_NOT_IN_CONFIG", message: "this node is in the cluster but not in cidr-migration:nodes; add it with its SSH host or it cannot be rolled", object: `Node ${n.name}` });
     }
   }
   for (const n of config.nodes) {
-    if (!sorted.some((l) => l.name === n.name)) {
+    if (!liveNames.has(n.name)) {
       warnings.push({ code: "CONFIG_NODE_NOT_IN_CLUSTER", message: "listed in cidr-migration:nodes but no such Node exists; check the name", object: `nodes: ${n.name}` });
     }
   }
 
-  const keeps = (n: NodeInfo) => n.podCIDR !== undefined && cidrContains(to, n.podCIDR) && parseCidr(n.podCIDR).prefix === nodeMaskSize;
+  const keepsSubnet = new Set(
+    sorted.filter((n) => n.podCIDR !== undefined && cidrContains(to, n.podCIDR) && parseCidr(n.podCIDR).prefix === nodeMaskSize),
+  );
+  const keeps = (n: NodeInfo) => keepsSubnet.has(n);
   const moving = sorted.filter((n) => !keeps(n));
-  const subnets = allocateNodeSubnets(to, nodeMaskSize, moving.map((n) => n.name), sorted.filter(keeps).map((n) => n.podCIDR!));
+  const subnets = allocateNodeSubnets(to, nodeMaskSize, moving.map((n) => n.name), [...keepsSubnet].map((n) => n.podCIDR!));
   const isControlPlane = (n: NodeInfo) => configured.get(n.name)?.role === "control-plane" || (!configured.has(n.name) && n.controlPlane);
 
   // Rollout order: the canary alone, then control-plane nodes one at a time (etcd quorum), then workers in batches.
@@ -205,7 +223,7 @@ function planNodes(config: MigrationConfig, live: NodeInfo[], warnings: PlanWarn
     batch: b,
     canary: c,
   }));
-  for (const n of sorted.filter(keeps)) {
+  for (const n of keepsSubnet) {
     moves.push({ name: n.name, role: isControlPlane(n) ? "control-plane" : "worker", oldPodCIDR: n.podCIDR, newPodCIDR: n.podCIDR!, action: "unchanged", batch: -1, canary: false });
   }
   return moves;
@@ -235,11 +253,12 @@ function planPhases(config: MigrationConfig, cni: Plan["cni"], services: Service
     phases.push({ name, steps, estimateSeconds: 0, manualMinutes: MANUAL_RUNBOOK_MINUTES[name] });
     return steps;
   };
+  // Steps that wait on the same group share one dependsOn array (never mutated), which is also how sumBatches groups them.
   const step = (id: string, action: string, target: string, dependsOn: string[], estimateSeconds: number): PlanStep => ({
     id,
     action,
     target,
-    dependsOn: [...dependsOn],
+    dependsOn,
     estimateSeconds,
   });
 
@@ -278,9 +297,10 @@ function planPhases(config: MigrationConfig, cni: Plan["cni"], services: Service
   const dnsFinal = step("dns/final-swap", "recreate-dns", dnsTarget, [], E.dnsStep);
   phase("dns", [dnsTemporary, dnsFinal]);
 
+  const afterTemporaryDns = [dnsTemporary.id];
   const clusterConfig = phase("cluster-config", [
-    step("cluster-config/kubeadm-config", "patch-configmap", "ConfigMap kube-system/kubeadm-config", [dnsTemporary.id], E.clusterConfig),
-    step("cluster-config/kubelet-config", "patch-configmap", "ConfigMap kube-system/kubelet-config", [dnsTemporary.id], E.clusterConfig),
+    step("cluster-config/kubeadm-config", "patch-configmap", "ConfigMap kube-system/kubeadm-config", afterTemporaryDns, E.clusterConfig),
+    step("cluster-config/kubelet-config", "patch-configmap", "ConfigMap kube-system/kubelet-config", afterTemporaryDns, E.clusterConfig),
   ]);
   previous = clusterConfig.map((s) => s.id);
 
@@ -299,21 +319,19 @@ function planPhases(config: MigrationConfig, cni: Plan["cni"], services: Service
     cniSteps.push(step("cni/cilium/restart", "restart-daemonset", "DaemonSet kube-system/cilium", ["cni/cilium/cluster-pool"], E.cniStep));
   }
   phase("cni", cniSteps);
-  const cniReady = cniSteps.filter((s) => s !== oldPoolRemoval).map((s) => s.id);
-  if (cniReady.length) previous = [cniSteps.filter((s) => s !== oldPoolRemoval).slice(-1)[0].id];
+  const lastCniStep = cniSteps.filter((s) => s !== oldPoolRemoval).pop();
+  if (lastCniStep) previous = [lastCniStep.id];
 
   // Batches run in order; the nodes of one batch run together.
   const nodeSteps: PlanStep[] = [];
-  const batches = [...new Set(nodes.filter((n) => n.action === "move").map((n) => n.batch))].sort((a, b) => a - b);
-  for (const b of batches) {
-    const ids = nodes
-      .filter((n) => n.action === "move" && n.batch === b)
-      .map((n) => {
-        const s = step(`nodes/${n.name}`, "move-node", `Node ${n.name}: ${n.oldPodCIDR ?? "none"} -> ${n.newPodCIDR}`, previous, E.nodeMove);
-        nodeSteps.push(s);
-        return s.id;
-      });
-    previous = ids;
+  const batches = new Map<number, NodeMove[]>();
+  for (const n of nodes) if (n.action === "move") batches.set(n.batch, [...(batches.get(n.batch) ?? []), n]);
+  for (const batch of [...batches.keys()].sort((a, b) => a - b)) {
+    previous = batches.get(batch)!.map((n) => {
+      const s = step(`nodes/${n.name}`, "move-node", `Node ${n.name}: ${n.oldPodCIDR ?? "none"} -> ${n.newPodCIDR}`, previous, E.nodeMove);
+      nodeSteps.push(s);
+      return s.id;
+    });
   }
   for (const cp of controlPlanes) {
     const s = step(`nodes/enable-cidr-allocation/${cp.name}`, "edit-manifest", `${cp.name}:kube-controller-manager.yaml --allocate-node-cidrs=true`, previous, E.enableAllocation);
@@ -342,9 +360,9 @@ function planPhases(config: MigrationConfig, cni: Plan["cni"], services: Service
 
 /** Steps of a phase that share dependencies run together: count the longest step per group once. */
 function sumBatches(steps: PlanStep[]): number {
-  const groups = new Map<string, number>();
+  const groups = new Map<string[], number>();
   for (const s of steps) {
-    const key = s.dependsOn.join(",");
+    const key = s.dependsOn;
     groups.set(key, Math.max(groups.get(key) ?? 0, s.estimateSeconds));
   }
   return [...groups.values()].reduce((a, b) => a + b, 0);
