@@ -30,7 +30,11 @@ if [ -n "${KUBEBUILDER_ASSETS:-}" ] && [ -x "$KUBEBUILDER_ASSETS/kube-apiserver"
   echo "test bed: using kube binaries from KUBEBUILDER_ASSETS=$KUBEBUILDER_ASSETS"
   exit 0
 fi
-if [ -x "$kube_bin_dir/kube-apiserver" ] && [ -x "$kube_bin_dir/kube-controller-manager" ]; then
+# Bump when the build changes, so stale cached binaries are rebuilt.
+build_stamp="kube-1.20.2 reflect2-1.0.2"
+stamp_file="$cache_dir/kube-1.20.2/BUILD"
+if [ -x "$kube_bin_dir/kube-apiserver" ] && [ -x "$kube_bin_dir/kube-controller-manager" ] \
+  && [ "$(cat "$stamp_file" 2>/dev/null)" = "$build_stamp" ]; then
   echo "test bed: using cached kube binaries in $kube_bin_dir"
   exit 0
 fi
@@ -41,7 +45,9 @@ if ! grep -rqs "deb-src" /etc/apt/sources.list.d/cidr-migration-src.list; then
   apt_updated=false
 fi
 apt_update_once
-DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends golang-go rsync dpkg-dev make
+# golang-github-modern-go-reflect2-dev: see the vendor swap below.
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends golang-go rsync dpkg-dev make \
+  golang-github-modern-go-reflect2-dev
 build_root="$cache_dir/build"
 rm -rf "$build_root"
 mkdir -p "$build_root"
@@ -50,12 +56,23 @@ apt-get source --download-only kubernetes >/dev/null
 tar xzf kubernetes_*.orig.tar.gz
 src_dir=$(find . -maxdepth 1 -mindepth 1 -type d -name 'kubernetes*' | head -n 1)
 cd "$src_dir"
+# Kubernetes 1.20 vendors modern-go/reflect2 1.0.1, which segfaults under Go >= 1.18
+# (json-iterator map encoding, e.g. on every custom resource write). Debian's Go is
+# 1.19, so use Debian's reflect2 1.0.2, the API-compatible release that fixes it.
+reflect2_src=/usr/share/gocode/src/github.com/modern-go/reflect2
+[ -f "$reflect2_src/reflect2.go" ] || { echo "test bed: $reflect2_src missing" >&2; exit 1; }
+rsync -a --delete --exclude '*_test.go' --exclude test "$reflect2_src/" vendor/github.com/modern-go/reflect2/
 mkdir -p .go/src/k8s.io
 ln -sfn ../../.. .go/src/k8s.io/kubernetes
 GOPATH="$PWD/.go" CGO_ENABLED=0 GOFLAGS=-mod=vendor make WHAT="cmd/kube-apiserver cmd/kube-controller-manager" >"$build_root/build.log" 2>&1 || {
   tail -n 40 "$build_root/build.log"; exit 1; }
 mkdir -p "$kube_bin_dir"
-cp _output/bin/kube-apiserver _output/bin/kube-controller-manager "$kube_bin_dir/"
+# copy, then rename: tests may be running the old binaries ("text file busy")
+for bin in kube-apiserver kube-controller-manager; do
+  cp "_output/bin/$bin" "$kube_bin_dir/.$bin.new"
+  mv -f "$kube_bin_dir/.$bin.new" "$kube_bin_dir/$bin"
+done
+echo "$build_stamp" > "$stamp_file"
 cd /
 rm -rf "$build_root"
 echo "test bed: kube binaries cached in $kube_bin_dir"
