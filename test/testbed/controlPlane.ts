@@ -59,6 +59,7 @@ export interface TestCluster {
     /** the flags the components currently run with */
     currentFlags(): { serviceClusterIpRange: string; controllerManager?: Required<ControllerManagerFlags> };
     pids(): { etcd: number; apiserver: number; controllerManager?: number };
+    ports(): { etcd: number; apiserver: number; controllerManager?: number };
     stop(): Promise<void>;
 }
 
@@ -340,6 +341,11 @@ export async function startTestCluster(opts: TestClusterOptions): Promise<TestCl
         apiserverLog: () => fs.existsSync(apiserverLogPath) ? fs.readFileSync(apiserverLogPath, "utf8") : "",
         currentFlags: () => ({ serviceClusterIpRange, controllerManager: controllerManagerFlags }),
         pids: () => ({ etcd: etcd.pid, apiserver: apiserver?.pid ?? 0, controllerManager: controllerManager?.pid }),
+        ports: () => ({
+            etcd: Number(new URL(etcd.endpoint).port),
+            apiserver: apiserverPort,
+            controllerManager: controllerManager ? controllerManagerPort : undefined,
+        }),
         stop,
     };
 }
