@@ -1,0 +1,136 @@
+import { AlarmAction, AlarmType, Etcd3, IOptions } from "etcd3";
+import { randomBytes } from "crypto";
+import * as fs from "fs";
+import * as path from "path";
+
+/**
+ * Reads what the etcd preflight check judges: each endpoint's status and alarms (through etcd3), and whether the
+ * snapshot directory takes a file (a temp file is created there and removed). The only I/O of the etcd family;
+ * lib/preflight/etcd.ts turns the result into findings.
+ */
+
+export interface EtcdCredentials {
+  ca?: Buffer;
+  cert?: Buffer;
+  key?: Buffer;
+}
+
+export type EndpointStatus =
+  | { endpoint: string; ok: true; version: string; dbSizeBytes: number; memberId: string; leader: string; alarms: string[] }
+  | { endpoint: string; ok: false; error: string };
+
+export interface SnapshotDirectoryProbe {
+  /** As configured (cidr-migration:snapshot.directory). */
+  directory: string;
+  exists: boolean;
+  /** The directory the temp file went into: the configured one, or its nearest existing parent when it is missing. */
+  testedDirectory: string;
+  writable: boolean;
+  error?: string;
+  freeBytes?: number;
+}
+
+export interface EtcdProbe {
+  endpoints: string[];
+  /** Why the health check did not run (no usable credentials); the snapshot directory is still probed. */
+  skippedReason?: string;
+  statuses: EndpointStatus[];
+  snapshotDirectory: SnapshotDirectoryProbe;
+}
+
+export interface EtcdProbeOptions {
+  endpoints: string[];
+  credentials?: EtcdCredentials;
+  skippedReason?: string;
+  snapshotDirectory: string;
+  /** Per endpoint (default 5 s). */
+  timeoutMs?: number;
+}
+
+export async function probeEtcd(opts: EtcdProbeOptions): Promise<EtcdProbe> {
+  const [statuses, snapshotDirectory] = await Promise.all([
+    opts.skippedReason ? Promise.resolve([]) : Promise.all(opts.endpoints.map((e) => endpointStatus(e, opts.credentials, opts.timeoutMs ?? 5000))),
+    probeSnapshotDirectory(opts.snapshotDirectory),
+  ]);
+  return { endpoints: opts.endpoints, skippedReason: opts.skippedReason, statuses, snapshotDirectory };
+}
+
+function clientOptions(endpoint: string, credentials: EtcdCredentials | undefined, timeoutMs: number): IOptions {
+  const options: IOptions = { hosts: [endpoint], dialTimeout: timeoutMs };
+  if (credentials?.ca || credentials?.cert) {
+    options.credentials = {
+      // null means the system's trusted roots, as in grpc's createSsl.
+      rootCertificate: (credentials.ca ?? null) as Buffer,
+      certChain: credentials.cert,
+      privateKey: credentials.key,
+    };
+  }
+  return options;
+}
+
+function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer to ${what} within ${ms} ms`)), ms);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** One client per endpoint: etcd3 would otherwise pick any healthy host and hide the one that is down. */
+async function endpointStatus(endpoint: string, credentials: EtcdCredentials | undefined, timeoutMs: number): Promise<EndpointStatus> {
+  const client = new Etcd3(clientOptions(endpoint, credentials, timeoutMs));
+  try {
+    const deadline = () => ({ deadline: Date.now() + timeoutMs });
+    const status = await withTimeout(client.maintenance.status(deadline()), timeoutMs, "status");
+    const alarms = await withTimeout(client.maintenance.alarm({ action: AlarmAction.Get, memberID: "0", alarm: AlarmType.None }, deadline()), timeoutMs, "alarm list");
+    return {
+      endpoint,
+      ok: true,
+      version: status.version,
+      dbSizeBytes: Number(status.dbSize),
+      memberId: String(status.header.member_id),
+      leader: String(status.leader),
+      alarms: (alarms.alarms ?? []).map((a) => `${String(a.alarm)} on member ${a.memberID}`),
+    };
+  } catch (err) {
+    return { endpoint, ok: false, error: String((err as Error)?.message ?? err).split("\n")[0] };
+  } finally {
+    client.close();
+  }
+}
+
+/** The configured directory, or when it does not exist yet the nearest parent that does (the snapshot creates it). */
+function nearestExisting(directory: string): string {
+  let dir = path.resolve(directory);
+  while (!fs.existsSync(dir) && path.dirname(dir) !== dir) dir = path.dirname(dir);
+  return dir;
+}
+
+export async function probeSnapshotDirectory(directory: string): Promise<SnapshotDirectoryProbe> {
+  const resolved = path.resolve(directory);
+  const exists = fs.existsSync(resolved);
+  const tested = exists ? resolved : nearestExisting(resolved);
+  const probe: SnapshotDirectoryProbe = { directory, exists, testedDirectory: tested, writable: false };
+  if (exists && !fs.statSync(resolved).isDirectory()) {
+    probe.error = "exists but is not a directory";
+    return probe;
+  }
+  // Proving it takes a file is the only reliable test (permissions, read-only mounts, quotas, ACLs all differ).
+  const temp = path.join(tested, `.cidr-migration-preflight-${process.pid}-${randomBytes(4).toString("hex")}`);
+  try {
+    const handle = await fs.promises.open(temp, "wx", 0o600);
+    await handle.close();
+    probe.writable = true;
+  } catch (err) {
+    probe.error = (err as NodeJS.ErrnoException).code ?? String(err);
+  } finally {
+    await fs.promises.rm(temp, { force: true });
+  }
+  try {
+    const stats = await fs.promises.statfs(tested);
+    probe.freeBytes = Number(stats.bavail) * Number(stats.bsize);
+  } catch {
+    // statfs is informative only
+  }
+  return probe;
+}

@@ -1,0 +1,262 @@
+import { V1ObjectMeta, V1Pod, V1PodSpec } from "@kubernetes/client-node";
+import { Finding } from "../findings";
+import { AddressHit, NamedRange, RangeMatcher } from "./addressLiterals";
+import { keyPath, objectLabel, PreflightInput } from "./checkInput";
+import { keyOf } from "./clusterObjects";
+import { isMigratedControlPlanePod } from "./controlPlanePods";
+
+/**
+ * Hard-coded old addresses: every IPv4/IPv6 literal (or CIDR) inside the old Service or Pod range, wherever a person
+ * or a chart wrote one: ConfigMap data, workload env/args/command, hostAliases, dnsConfig, Ingress specs, annotations,
+ * hand-made Endpoints and EndpointSlices of selector-less Services, and Secrets. Each hit names the object and the
+ * path inside it. After the move such an address points at nothing, or at something else.
+ */
+
+export const SERVICE_RANGE_LABEL = "old Service range";
+export const POD_RANGE_LABEL = "old Pod range";
+
+/** ConfigMaps the migration itself rewrites (cluster-config and cni phases): their old ranges are expected. */
+const MIGRATION_MANAGED_CONFIGMAPS = new Set(["kube-system/kube-proxy", "kube-system/kubeadm-config", "kube-system/kubelet-config", "kube-system/cilium-config"]);
+const isManagedConfigMap = (meta: V1ObjectMeta | undefined) =>
+  MIGRATION_MANAGED_CONFIGMAPS.has(keyOf(meta)) ||
+  (meta?.namespace === "kube-system" && /^kubelet-config-\d+\.\d+$/.test(meta.name ?? "")) ||
+  meta?.name === "kube-flannel-cfg";
+
+/** Annotations the CNI writes with each pod's own address: they follow the pod and are not hard-coded. */
+const CNI_POD_ANNOTATIONS = new Set([
+  "cni.projectcalico.org/podIP",
+  "cni.projectcalico.org/podIPs",
+  "k8s.v1.cni.cncf.io/network-status",
+  "k8s.v1.cni.cncf.io/networks-status",
+]);
+
+/** Pods of these controllers are scanned through their owner's template, once, instead of once per replica. */
+const TEMPLATED_OWNERS = new Set(["ReplicaSet", "StatefulSet", "DaemonSet"]);
+
+/** Mirrored EndpointSlices copy a selector-less Service's Endpoints; reporting both would say everything twice. */
+const MIRRORED_SLICE = "endpointslicemirroring-controller.k8s.io";
+
+interface Owner {
+  /** e.g. "Service monitoring/prometheus", for the message. */
+  label: string;
+  /** The DNS name to use instead, for Services. */
+  dnsName?: string;
+}
+
+interface ScanContext {
+  matcher: RangeMatcher;
+  /** Who holds an address now: Service ClusterIPs and Pod IPs. */
+  owners: Map<string, Owner>;
+  newServiceCidr: string;
+  newPodCidr: string;
+}
+
+/** One string at one path of one object. */
+type Visit = (path: string, text: string | undefined) => void;
+
+export function oldRangeMatcher(input: PreflightInput): RangeMatcher {
+  const ranges: NamedRange[] = [
+    { label: SERVICE_RANGE_LABEL, cidr: input.config.serviceCidr.from },
+    { label: POD_RANGE_LABEL, cidr: input.config.podCidr.from },
+  ];
+  return new RangeMatcher(ranges);
+}
+
+export function checkHardCodedAddresses(input: PreflightInput): Finding[] {
+  const { cluster } = input;
+  const ctx: ScanContext = {
+    matcher: oldRangeMatcher(input),
+    owners: addressOwners(input),
+    newServiceCidr: input.config.serviceCidr.to,
+    newPodCidr: input.config.podCidr.to,
+  };
+  const findings: Finding[] = [];
+  const seen = new Set<string>();
+  const scanner = (object: string): Visit => (path, text) => {
+    if (!text) return;
+    for (const hit of ctx.matcher.scan(text)) {
+      const where = hit.line !== undefined ? `${path} line ${hit.line}` : path;
+      const key = `${object}\u0000${where}\u0000${hit.literal}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      findings.push(hitFinding(ctx, object, where, hit));
+    }
+  };
+
+  for (const cm of cluster.configMaps) {
+    if (isManagedConfigMap(cm.metadata)) continue;
+    const visit = scanner(objectLabel("ConfigMap", cm.metadata));
+    for (const [k, v] of Object.entries(cm.data ?? {})) visit(keyPath("data", k), v);
+    visitAnnotations(cm.metadata, "metadata.annotations", visit);
+  }
+
+  for (const pod of cluster.pods) {
+    if (isTemplated(pod) || isMigratedControlPlanePod(pod)) continue;
+    const visit = scanner(objectLabel("Pod", pod.metadata));
+    visitPodSpec(pod.spec, "spec", visit);
+    visitAnnotations(pod.metadata, "metadata.annotations", visit, CNI_POD_ANNOTATIONS);
+  }
+
+  const workloads = [
+    ["Deployment", cluster.deployments],
+    ["StatefulSet", cluster.statefulSets],
+    ["DaemonSet", cluster.daemonSets],
+  ] as const;
+  for (const [kind, list] of workloads) {
+    for (const w of list) {
+      const visit = scanner(objectLabel(kind, w.metadata));
+      visitAnnotations(w.metadata, "metadata.annotations", visit);
+      visitAnnotations(w.spec?.template?.metadata, "spec.template.metadata.annotations", visit);
+      visitPodSpec(w.spec?.template?.spec, "spec.template.spec", visit);
+    }
+  }
+
+  for (const ing of cluster.ingresses) {
+    const visit = scanner(objectLabel("Ingress", ing.metadata));
+    visitAnnotations(ing.metadata, "metadata.annotations", visit);
+    visitTree(ing.spec, "spec", visit);
+  }
+
+  const selectorless = new Set(
+    cluster.services.filter((s) => s.spec?.type !== "ExternalName" && Object.keys(s.spec?.selector ?? {}).length === 0).map((s) => keyOf(s.metadata)),
+  );
+  for (const svc of cluster.services) {
+    visitAnnotations(svc.metadata, "metadata.annotations", scanner(objectLabel("Service", svc.metadata)));
+  }
+  for (const ep of cluster.endpoints) {
+    if (!selectorless.has(keyOf(ep.metadata))) continue;
+    const visit = scanner(objectLabel("Endpoints", ep.metadata));
+    (ep.subsets ?? []).forEach((subset, i) => {
+      (subset.addresses ?? []).forEach((a, j) => visit(`subsets[${i}].addresses[${j}].ip`, a.ip));
+      (subset.notReadyAddresses ?? []).forEach((a, j) => visit(`subsets[${i}].notReadyAddresses[${j}].ip`, a.ip));
+    });
+  }
+  for (const slice of cluster.endpointSlices) {
+    const labels = slice.metadata.labels ?? {};
+    const service = `${slice.metadata.namespace}/${labels["kubernetes.io/service-name"]}`;
+    if (!selectorless.has(service) || labels["endpointslice.kubernetes.io/managed-by"] === MIRRORED_SLICE) continue;
+    const visit = scanner(objectLabel("EndpointSlice", slice.metadata));
+    (slice.endpoints ?? []).forEach((e, i) => (e.addresses ?? []).forEach((a, j) => visit(`endpoints[${i}].addresses[${j}]`, a)));
+  }
+
+  for (const secret of cluster.secrets) {
+    findings.push(...secretFindings(ctx, input.allowSecretValues, secret.metadata, secret.data, scanner));
+  }
+  return findings;
+}
+
+function isTemplated(pod: V1Pod): boolean {
+  return (pod.metadata?.ownerReferences ?? []).some((o) => o.controller && TEMPLATED_OWNERS.has(o.kind));
+}
+
+function visitAnnotations(meta: V1ObjectMeta | undefined, prefix: string, visit: Visit, skip?: ReadonlySet<string>): void {
+  for (const [k, v] of Object.entries(meta?.annotations ?? {})) {
+    if (!skip?.has(k)) visit(keyPath(prefix, k), v);
+  }
+}
+
+/** The places in a pod spec where people write addresses. */
+function visitPodSpec(spec: V1PodSpec | undefined, prefix: string, visit: Visit): void {
+  if (!spec) return;
+  for (const field of ["initContainers", "containers"] as const) {
+    (spec[field] ?? []).forEach((c, i) => {
+      const at = `${prefix}.${field}[${i}]`;
+      (c.command ?? []).forEach((v, j) => visit(`${at}.command[${j}]`, v));
+      (c.args ?? []).forEach((v, j) => visit(`${at}.args[${j}]`, v));
+      (c.env ?? []).forEach((e, j) => visit(`${at}.env[${j}].value`, e.value));
+    });
+  }
+  (spec.hostAliases ?? []).forEach((h, i) => visit(`${prefix}.hostAliases[${i}].ip`, h.ip));
+  (spec.dnsConfig?.nameservers ?? []).forEach((n, i) => visit(`${prefix}.dnsConfig.nameservers[${i}]`, n));
+}
+
+const PLAIN_KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Every string in a JSON-like tree, with its path (spec.rules[0].host). */
+function visitTree(value: unknown, path: string, visit: Visit): void {
+  if (typeof value === "string") {
+    visit(path, value);
+  } else if (Array.isArray(value)) {
+    value.forEach((v, i) => visitTree(v, `${path}[${i}]`, visit));
+  } else if (value && typeof value === "object") {
+    for (const [k, v] of Object.entries(value)) visitTree(v, PLAIN_KEY.test(k) ? `${path}.${k}` : keyPath(path, k), visit);
+  }
+}
+
+/** Service ClusterIPs and Pod IPs in the old ranges, so a hit can say whose address it is. */
+function addressOwners(input: PreflightInput): Map<string, Owner> {
+  const owners = new Map<string, Owner>();
+  for (const s of input.cluster.services) {
+    const meta = s.metadata;
+    for (const ip of s.spec?.clusterIPs ?? (s.spec?.clusterIP ? [s.spec.clusterIP] : [])) {
+      if (ip !== "None") owners.set(ip, { label: objectLabel("Service", meta), dnsName: `${meta?.name}.${meta?.namespace}.svc` });
+    }
+  }
+  for (const p of input.cluster.pods) {
+    if (p.spec?.hostNetwork) continue;
+    for (const ip of p.status?.podIPs?.map((x) => x.ip) ?? (p.status?.podIP ? [p.status.podIP] : [])) {
+      if (!owners.has(ip)) owners.set(ip, { label: objectLabel("Pod", p.metadata) });
+    }
+  }
+  return owners;
+}
+
+function hitFinding(ctx: ScanContext, object: string, path: string, hit: AddressHit): Finding {
+  const service = hit.range.label === SERVICE_RANGE_LABEL;
+  const owner = hit.isCidr ? undefined : ctx.owners.get(hit.literal);
+  const whose = owner ? ` (now ${service ? "the ClusterIP" : "the IP"} of ${owner.label})` : "";
+  const kind = hit.isCidr ? "CIDR" : "IP";
+  const newRange = service ? ctx.newServiceCidr : ctx.newPodCidr;
+  let action: string;
+  if (hit.isCidr) {
+    action = `change it to (or add) the new range ${newRange}`;
+  } else if (owner?.dnsName) {
+    action = `refer to the Service by name (${owner.dnsName}) instead: its ClusterIP moves into ${newRange}`;
+  } else if (service) {
+    action = `replace it with a Service DNS name: nothing will answer at this address once Services move into ${newRange}`;
+  } else {
+    action = `use a Service name instead: Pod IPs change when pods are re-created in ${newRange}`;
+  }
+  return {
+    code: `HARDCODED_${service ? "SERVICE" : "POD"}_${kind}`,
+    severity: "warning",
+    object,
+    path,
+    message: `${hit.literal} is in the ${hit.range.label} ${hit.range.cidr}${whose}`,
+    action,
+  };
+}
+
+/**
+ * Secret values are never shown by default: each Secret with hits becomes one finding with a count. With
+ * allowSecretValues the hits are reported like any other (object, path, address). Annotations count as secret too:
+ * kubectl's last-applied-configuration on a Secret holds its data.
+ */
+function secretFindings(
+  ctx: ScanContext,
+  allowSecretValues: boolean,
+  meta: V1ObjectMeta | undefined,
+  data: Record<string, string> | undefined,
+  scanner: (object: string) => Visit,
+): Finding[] {
+  const object = objectLabel("Secret", meta);
+  const entries: Array<[string, string]> = Object.entries(data ?? {}).map(([k, v]) => [keyPath("data", k), Buffer.from(v, "base64").toString("utf8")]);
+  for (const [k, v] of Object.entries(meta?.annotations ?? {})) entries.push([keyPath("metadata.annotations", k), v]);
+  if (allowSecretValues) {
+    const visit = scanner(object);
+    for (const [path, text] of entries) visit(path, text);
+    return [];
+  }
+  let count = 0;
+  for (const [, text] of entries) count += ctx.matcher.scan(text).length;
+  if (count === 0) return [];
+  return [
+    {
+      code: "HARDCODED_IN_SECRET",
+      severity: "warning",
+      object,
+      message: `holds ${count} address${count === 1 ? "" : "es"} in the old Service or Pod range (values and keys not shown)`,
+      action: "review the Secret; run preflight with --allow-secret-values to see the path of each address",
+    },
+  ];
+}

@@ -1,0 +1,72 @@
+import { KubeConfig } from "@kubernetes/client-node";
+import { buildReport, Finding, FindingReport } from "../findings";
+import { MigrationConfig } from "../migrationConfig";
+import { checkCapacityAndVersions } from "./capacityAndVersions";
+import { PreflightInput } from "./checkInput";
+import { checkClusterKind } from "./clusterKind";
+import { collectClusterObjects } from "./collect";
+import { checkDrains } from "./drains";
+import { checkEtcd } from "./etcd";
+import { EtcdCredentials, probeEtcd } from "./etcdProbe";
+import { checkHardCodedAddresses } from "./hardCodedAddresses";
+import { checkServices } from "./services";
+import { checkSizeAndShape, countFixedIpDependencies } from "./sizeAndShape";
+
+/**
+ * `cidr-migration preflight`, also the graph's first phase: read-only checks whose blockers stop the run before
+ * anything changes. collect → probe etcd → pure checks → one sorted report.
+ */
+
+export { PreflightInput } from "./checkInput";
+
+/** The pure part: every check family over the collected data. */
+export function preflightFindings(input: PreflightInput): Finding[] {
+  const findings = [
+    ...checkClusterKind(input),
+    ...checkHardCodedAddresses(input),
+    ...checkServices(input),
+    ...checkDrains(input),
+    ...checkCapacityAndVersions(input),
+    ...checkEtcd(input),
+  ];
+  // Size and shape weighs the fixed-IP dependencies the other families found.
+  findings.push(...checkSizeAndShape(input, countFixedIpDependencies(findings)));
+  return findings;
+}
+
+export interface EtcdAccess {
+  /** Credentials to use; undefined when none are needed (http endpoints) or none could be had. */
+  credentials?: EtcdCredentials;
+  /** Set when the health check cannot run, saying why (e.g. the CLI cannot decrypt `secure:` values). */
+  skippedReason?: string;
+}
+
+export interface RunPreflightOptions {
+  config: MigrationConfig;
+  kubeConfig: KubeConfig;
+  etcd: EtcdAccess;
+  allowSecretValues?: boolean;
+}
+
+export interface PreflightRun {
+  report: FindingReport;
+  /** Wall-clock milliseconds spent collecting and checking, for the bench. */
+  timings: { collectMs: number; checkMs: number };
+}
+
+export async function runPreflight(opts: RunPreflightOptions): Promise<PreflightRun> {
+  const started = performance.now();
+  const [cluster, etcd] = await Promise.all([
+    collectClusterObjects(opts.kubeConfig),
+    probeEtcd({
+      endpoints: opts.config.etcd.endpoints,
+      credentials: opts.etcd.credentials,
+      skippedReason: opts.etcd.skippedReason,
+      snapshotDirectory: opts.config.snapshot.directory,
+    }),
+  ]);
+  const collected = performance.now();
+  const findings = preflightFindings({ config: opts.config, cluster, etcd, allowSecretValues: opts.allowSecretValues === true });
+  const report = buildReport("preflight", findings);
+  return { report, timings: { collectMs: collected - started, checkMs: performance.now() - collected } };
+}

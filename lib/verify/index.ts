@@ -1,0 +1,39 @@
+import { KubeConfig } from "@kubernetes/client-node";
+import { discoverInventory } from "../discovery";
+import { buildReport, Finding, FindingReport } from "../findings";
+import { MigrationConfig } from "../migrationConfig";
+import { Plan } from "../planModel";
+import { collectClusterObjects } from "../preflight/collect";
+import { verifyClusterConfig } from "./clusterConfig";
+import { verifyPodNetwork } from "./podNetwork";
+import { verifyServiceAddresses } from "./serviceAddresses";
+import { verifyTargets } from "./targets";
+import { VerifyInput } from "./verifyInput";
+
+/**
+ * `cidr-migration verify`, also the graph's last phase: read-only proof that nothing is left in the old ranges.
+ * Every finding is a blocker or a warning, so a clean cluster reports none at all.
+ */
+
+export { VerifyInput, VerifyTargets } from "./verifyInput";
+export { verifyTargets } from "./targets";
+
+export function verifyFindings(input: VerifyInput): Finding[] {
+  return [...verifyServiceAddresses(input), ...verifyPodNetwork(input), ...verifyClusterConfig(input)];
+}
+
+export interface RunVerifyOptions {
+  config: MigrationConfig;
+  kubeConfig: KubeConfig;
+  /** The plan reviewed before the run, for the DNS Service's planned address (see targets.ts). */
+  reviewedPlan?: { plan: Plan; source: string };
+}
+
+export async function runVerify(opts: RunVerifyOptions): Promise<FindingReport> {
+  const [inventory, cluster] = await Promise.all([
+    discoverInventory(opts.kubeConfig),
+    collectClusterObjects(opts.kubeConfig, { kinds: ["pods", "configMaps", "calicoIpamBlocks", "calicoBlockAffinities"] }),
+  ]);
+  const targets = verifyTargets(opts.config, inventory, opts.reviewedPlan);
+  return buildReport("verify", verifyFindings({ config: opts.config, inventory, cluster, targets }));
+}

@@ -1,0 +1,70 @@
+import { Finding } from "../findings";
+import { LeftoverTest } from "./leftovers";
+import { VerifyInput } from "./verifyInput";
+
+/**
+ * Services after the move: no ClusterIP left in the old Service range, `kubernetes` at the new range's first address,
+ * the DNS Service at its planned address.
+ */
+export function verifyServiceAddresses(input: VerifyInput): Finding[] {
+  const { config, inventory, targets } = input;
+  const findings: Finding[] = [];
+  const leftover = new LeftoverTest(config.serviceCidr.from, config.serviceCidr.to);
+  const dnsKey = `${config.dns.namespace}/${config.dns.name}`;
+
+  for (const s of inventory.services) {
+    const ips = s.clusterIPs?.length ? s.clusterIPs : s.clusterIP ? [s.clusterIP] : [];
+    ips.forEach((ip, i) => {
+      if (!leftover.address(ip)) return;
+      findings.push({
+        code: "SERVICE_IN_OLD_RANGE",
+        severity: "blocker",
+        object: `Service ${s.namespace}/${s.name}`,
+        path: s.clusterIPs?.length ? `spec.clusterIPs[${i}]` : "spec.clusterIP",
+        message: `ClusterIP ${ip} is still in the old Service range ${config.serviceCidr.from}`,
+        action: "run `pulumi up` again to finish the Service moves (it resumes from its journal), or re-create this Service without spec.clusterIP",
+      });
+    });
+  }
+
+  const kubernetes = inventory.services.find((s) => s.namespace === "default" && s.name === "kubernetes");
+  if (!kubernetes) {
+    findings.push({
+      code: "KUBERNETES_SERVICE_MISSING",
+      severity: "blocker",
+      object: "Service default/kubernetes",
+      message: "the Service every in-cluster client uses to reach the apiserver does not exist",
+      action: "check the kube-apiserver logs: it re-creates this Service by itself within seconds when it runs",
+    });
+  } else if (kubernetes.clusterIP !== targets.kubernetesServiceIP) {
+    findings.push({
+      code: "KUBERNETES_SERVICE_NOT_AT_NEW_FIRST_IP",
+      severity: "blocker",
+      object: "Service default/kubernetes",
+      path: "spec.clusterIP",
+      message: `ClusterIP is ${kubernetes.clusterIP}, not the new range's first address ${targets.kubernetesServiceIP}`,
+      action: "delete the Service once every apiserver runs with the new --service-cluster-ip-range; the apiserver re-creates it at the first address",
+    });
+  }
+
+  const dns = inventory.services.find((s) => `${s.namespace}/${s.name}` === dnsKey);
+  if (!dns) {
+    findings.push({
+      code: "DNS_SERVICE_MISSING",
+      severity: "blocker",
+      object: `Service ${dnsKey}`,
+      message: `the cluster DNS Service does not exist (planned at ${targets.dnsServiceIP})`,
+      action: "re-create it at the planned address from its backup, or run `pulumi up` again to finish the DNS phase",
+    });
+  } else if (dns.clusterIP !== targets.dnsServiceIP) {
+    findings.push({
+      code: "DNS_SERVICE_NOT_AT_PLANNED_IP",
+      severity: "blocker",
+      object: `Service ${dnsKey}`,
+      path: "spec.clusterIP",
+      message: `ClusterIP is ${dns.clusterIP}, but ${targets.dnsSource} puts it at ${targets.dnsServiceIP}; kubelets resolve through that address`,
+      action: "run `pulumi up` again to finish the DNS phase (dns/final-swap)",
+    });
+  }
+  return findings;
+}

@@ -1,0 +1,23 @@
+import { Inventory } from "../inventory";
+import { MigrationConfig } from "../migrationConfig";
+import { ClusterObjects } from "../preflight/clusterObjects";
+
+/** Where the migration should have put the two Services every pod depends on. */
+export interface VerifyTargets {
+  /** The new range's first address (the apiserver re-creates the `kubernetes` Service there). */
+  kubernetesServiceIP: string;
+  /** The DNS Service's planned ClusterIP. */
+  dnsServiceIP: string;
+  /** Where dnsServiceIP came from, for the message: "the plan file x.json" or "the plan of the live cluster". */
+  dnsSource: string;
+}
+
+/** Everything a verify check reads. Checks are pure functions of this. */
+export interface VerifyInput {
+  config: MigrationConfig;
+  /** Services, Nodes and Calico pools, from lib/discovery. */
+  inventory: Inventory;
+  /** Pods, ConfigMaps, Calico IPAM blocks and block affinities, from the preflight collector. */
+  cluster: ClusterObjects;
+  targets: VerifyTargets;
+}
