@@ -1,37 +1,17 @@
 // `cidr-migration restore` as a real process: refusing bad snapshots (exit 2, one line), printing the runbook, and
 // restoring a member with the real etcdctl, after which a real etcd started on the restored dir serves the keys.
 import * as assert from "assert";
-import { spawn } from "child_process";
 import { Etcd3 } from "etcd3";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { etcdSnapshotProvider } from "../../dynamic-providers/etcdSnapshot";
 import { EtcdProcess, startEtcd } from "../testbed/etcd";
+import { REPO, runCli } from "../support/cli";
 
-const REPO = path.resolve(__dirname, "..", "..");
 const STACK_FIXTURE = path.join(REPO, "test", "fixtures", "restore", "Pulumi.three-cp.yaml");
 
-/** The restore command registered on a bare program, as cli/main.ts does, run in its own node process. */
-const ENTRY = `
-require("ts-node").register({ transpileOnly: true, project: ${JSON.stringify(path.join(REPO, "tsconfig.json"))} });
-const { Command } = require("commander");
-const { registerRestoreCommand } = require(${JSON.stringify(path.join(REPO, "cli", "restore.ts"))});
-const program = new Command("cidr-migration").exitOverride();
-registerRestoreCommand(program);
-program.parseAsync(process.argv).catch((err) => { process.stderr.write("cidr-migration: " + err.message + "\\n"); process.exitCode = 2; });
-`;
-
-function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ["-e", ENTRY, "cidr-migration", ...args], { cwd: REPO, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => { stdout += d; });
-    child.stderr.on("data", (d) => { stderr += d; });
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const cli = runCli;
 
 function assertRefused(result: { code: number | null; stdout: string; stderr: string }, pattern: RegExp): void {
   assert.strictEqual(result.code, 2, result.stderr);

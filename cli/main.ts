@@ -1,0 +1,34 @@
+import { Command, CommanderError } from "commander";
+import { EXIT_INVALID_INPUT } from "../lib/errors";
+import { registerInventoryCommand } from "./inventoryCommand";
+import { registerPlanCommand } from "./planCommand";
+import { registerRestoreCommand } from "./restoreCommand";
+import { registerSandboxCommand } from "./sandboxCommand";
+
+/** The `cidr-migration` command line. Only `sandbox` changes anything; every other command is read-only. */
+export function buildProgram(): Command {
+  const program = new Command("cidr-migration")
+    .description("Plan, check and verify moving a live kubeadm cluster's Service and Pod CIDRs")
+    .exitOverride()
+    .configureOutput({ outputError: (text, write) => write(`cidr-migration: ${text.replace(/^error: /, "")}`) });
+  registerInventoryCommand(program);
+  registerPlanCommand(program);
+  registerSandboxCommand(program);
+  registerRestoreCommand(program);
+  for (const sub of program.commands) sub.exitOverride();
+  return program;
+}
+
+if (require.main === module || process.argv[1]?.endsWith("cidr-migration")) {
+  buildProgram()
+    .parseAsync(process.argv)
+    .catch((err: unknown) => {
+      if (err instanceof CommanderError) {
+        // --help and --version exit 0; usage mistakes are invalid input.
+        process.exitCode = err.exitCode === 0 ? 0 : EXIT_INVALID_INPUT;
+        return;
+      }
+      process.stderr.write(`cidr-migration: ${String((err as Error)?.message ?? err).split("\n")[0]}\n`);
+      process.exitCode = EXIT_INVALID_INPUT;
+    });
+}

@@ -1,0 +1,53 @@
+import { Command } from "commander";
+import { UserError } from "../lib/errors";
+import { action, writeJson } from "./run";
+
+/**
+ * `cidr-migration sandbox up|down|status`: the local control plane (real etcd, kube-apiserver, KCM on loopback) seeded
+ * with a realistic workload in the old ranges. The only CLI command that changes anything, and only on this machine.
+ */
+
+// Loaded lazily: the test bed pulls in process management that the read-only commands do not need.
+const sandbox = () => import("../test/testbed/sandbox");
+
+/** Starts the sandbox when it is not running; returns its kubeconfig path. */
+export async function ensureSandboxRunning(): Promise<string> {
+  const s = await sandbox();
+  const status = await s.sandboxStatus();
+  if (status.running) return status.kubeconfigPath;
+  process.stderr.write("cidr-migration: no cluster named; starting the local sandbox (cidr-migration sandbox up)\n");
+  return (await s.sandboxUp()).kubeconfigPath;
+}
+
+export function registerSandboxCommand(program: Command): void {
+  const cmd = program.command("sandbox").description("a local control plane with a seeded workload, for trying the tool");
+  cmd
+    .command("up")
+    .description("start the sandbox (or report the running one) and print its kubeconfig path")
+    .action(
+      action(async () => {
+        process.stdout.write(`${await ensureSandboxRunning()}\n`);
+      }),
+    );
+  cmd
+    .command("down")
+    .description("stop the sandbox and remove its data")
+    .action(
+      action(async () => {
+        await (await sandbox()).sandboxDown();
+      }),
+    );
+  cmd
+    .command("status")
+    .description("print whether the sandbox runs, as JSON; exit 1 when it does not")
+    .action(
+      action(async () => {
+        const status = await (await sandbox()).sandboxStatus();
+        writeJson(status);
+        return status.running ? 0 : 1;
+      }),
+    );
+  cmd.action(() => {
+    throw new UserError("sandbox needs a subcommand: up, down or status");
+  });
+}
