@@ -6,6 +6,7 @@ import { UserError } from "../lib/errors";
 import { Inventory } from "../lib/inventory";
 import { loadKubeConfig } from "../lib/kubeClient";
 import { MigrationConfig } from "../lib/migrationConfig";
+import { Sensitive } from "../lib/sensitive";
 import { readStackFile, stackFilePath } from "../lib/stackFile";
 
 /** Where the CLI gets its config and its cluster: shared by plan, preflight, verify, gate and restore. */
@@ -36,33 +37,47 @@ export function chooseStackFile(opts: SourceOptions): StackChoice {
   return { file, isSandbox: stack === SANDBOX_STACK };
 }
 
+export type EnsureSandbox = () => Promise<{ kubeconfigPath: string; etcdEndpoint: string }>;
+
+export interface LoadedCluster {
+  config: MigrationConfig;
+  source: ConfigSource;
+  /** Where the cluster was named: --kubeconfig, the sandbox, or the stack's cidr-migration:kubeconfig. */
+  kubeconfig: { path?: string; content?: Sensitive };
+  kubeconfigWhat: string;
+}
+
+/**
+ * The validated config (bad input stops before any cluster call) and where its cluster is. The sandbox stack, with no
+ * cluster named, means the local sandbox: started when not running, its etcd endpoint taken from its live state.
+ */
+export async function loadConfigAndCluster(opts: SourceOptions, ensureSandbox: EnsureSandbox): Promise<LoadedCluster> {
+  const choice = chooseStackFile(opts);
+  const source = readStackFile(choice.file);
+  let config = validateConfig(source);
+  const sandbox = choice.isSandbox && !opts.kubeconfig && !opts.inventory ? await ensureSandbox() : undefined;
+  if (sandbox) {
+    source.values = { ...source.values, etcd: { ...(source.values.etcd as object), endpoints: [sandbox.etcdEndpoint] } };
+    config = validateConfig(source);
+  }
+  const kubeconfig = opts.kubeconfig ? { path: opts.kubeconfig } : sandbox ? { path: sandbox.kubeconfigPath } : config.kubeconfig;
+  return { config, source, kubeconfig, kubeconfigWhat: opts.kubeconfig ? "--kubeconfig" : "cidr-migration:kubeconfig" };
+}
+
 export interface LoadedSources {
   config: MigrationConfig;
   inventory: Inventory;
   source: ConfigSource;
 }
 
-/**
- * Validates the config first (bad input stops before any cluster call), then reads the inventory, then validates
- * again with it (capacity and node-address checks need the live cluster).
- */
-export async function loadConfigAndInventory(opts: SourceOptions, ensureSandbox: () => Promise<string>): Promise<LoadedSources> {
-  const choice = chooseStackFile(opts);
-  const source = readStackFile(choice.file);
-  const config = validateConfig(source);
-  let inventory: Inventory;
-  if (opts.inventory) {
-    if (opts.kubeconfig) throw new UserError("--inventory and --kubeconfig are two sources of the cluster; pass only one");
-    inventory = readInventoryFile(opts.inventory);
-  } else {
-    const kubeconfig = opts.kubeconfig
-      ? { path: opts.kubeconfig }
-      : choice.isSandbox
-        ? { path: await ensureSandbox() }
-        : config.kubeconfig;
-    inventory = await discoverInventory(loadKubeConfig(kubeconfig, opts.kubeconfig ? "--kubeconfig" : "cidr-migration:kubeconfig"));
-  }
-  return { config: validateConfig(source, { inventory }), inventory, source };
+/** As loadConfigAndCluster, then the inventory (from --inventory or discovery), then validation again with it. */
+export async function loadConfigAndInventory(opts: SourceOptions, ensureSandbox: EnsureSandbox): Promise<LoadedSources> {
+  if (opts.inventory && opts.kubeconfig) throw new UserError("--inventory and --kubeconfig are two sources of the cluster; pass only one");
+  const loaded = await loadConfigAndCluster(opts, ensureSandbox);
+  const inventory = opts.inventory
+    ? readInventoryFile(opts.inventory)
+    : await discoverInventory(loadKubeConfig(loaded.kubeconfig, loaded.kubeconfigWhat));
+  return { config: validateConfig(loaded.source, { inventory }), inventory, source: loaded.source };
 }
 
 export function readInventoryFile(file: string): Inventory {

@@ -10,13 +10,23 @@ import { action, writeJson } from "./run";
 // Loaded lazily: the test bed pulls in process management that the read-only commands do not need.
 const sandbox = () => import("../test/testbed/sandbox");
 
-/** Starts the sandbox when it is not running; returns its kubeconfig path. */
-export async function ensureSandboxRunning(): Promise<string> {
+export interface SandboxEndpoints {
+  kubeconfigPath: string;
+  /** The sandbox picks free ports when it starts, so its etcd endpoint is read from its state, not the stack file. */
+  etcdEndpoint: string;
+}
+
+/** Starts the sandbox when it is not running; returns where to reach it. */
+export async function ensureSandboxRunning(): Promise<SandboxEndpoints> {
   const s = await sandbox();
   const status = await s.sandboxStatus();
-  if (status.running) return status.kubeconfigPath;
+  const info = status.running ? status : await startSandbox(s);
+  return { kubeconfigPath: info.kubeconfigPath, etcdEndpoint: `http://127.0.0.1:${info.ports.etcd}` };
+}
+
+async function startSandbox(s: Awaited<ReturnType<typeof sandbox>>) {
   process.stderr.write("cidr-migration: no cluster named; starting the local sandbox (cidr-migration sandbox up)\n");
-  return (await s.sandboxUp()).kubeconfigPath;
+  return s.sandboxUp();
 }
 
 export function registerSandboxCommand(program: Command): void {
@@ -26,7 +36,7 @@ export function registerSandboxCommand(program: Command): void {
     .description("start the sandbox (or report the running one) and print its kubeconfig path")
     .action(
       action(async () => {
-        process.stdout.write(`${await ensureSandboxRunning()}\n`);
+        process.stdout.write(`${(await ensureSandboxRunning()).kubeconfigPath}\n`);
       }),
     );
   cmd
