@@ -1,0 +1,72 @@
+/**
+ * kubeadm's own record of the ranges: `networking.podSubnet` and `networking.serviceSubnet` in the
+ * ClusterConfiguration text of the kube-system/kubeadm-config ConfigMap.
+ *
+ * Why it matters: `kubeadm upgrade` and `kubeadm join --control-plane` regenerate the static-pod manifests and the
+ * apiserver certificate from this text. Left on the old ranges, the next upgrade silently moves the control plane
+ * back (and the Calico operator derives its default pool from it).
+ *
+ * API: `setKubeadmNetworking(clusterConfiguration, { podSubnet?, serviceSubnet? }, source?)` →
+ * `{ text, changed, before: { podSubnet?, serviceSubnet? } }`. Only the named values change (lib/yamlMapEdit,
+ * lossless); a missing key is added under `networking` (kubeadm leaves podSubnet out when the cluster was made
+ * without --pod-network-cidr). Refused: a text that is not a ClusterConfiguration, or has no `networking` mapping.
+ */
+import { normalizeCidr } from "./cidr";
+import { UserError } from "./errors";
+import { YamlEditError } from "./yamlCstEdit";
+import { MapScalarEdit, editMapScalars, readMapScalar } from "./yamlMapEdit";
+
+export const KUBEADM_CLUSTER_CONFIGURATION_KEY = "ClusterConfiguration";
+
+export interface KubeadmNetworking {
+  podSubnet?: string;
+  serviceSubnet?: string;
+}
+
+export interface KubeadmNetworkingEdit {
+  text: string;
+  changed: boolean;
+  before: KubeadmNetworking;
+}
+
+function cidrValue(value: string, field: string, source: string): string {
+  let cidr: string;
+  try {
+    cidr = normalizeCidr(value);
+  } catch (error) {
+    throw new UserError(`${source}: ${field} "${value}" is not a CIDR (${(error as Error).message})`);
+  }
+  if (cidr !== value) throw new UserError(`${source}: ${field} "${value}" is not in normal form; pass "${cidr}"`);
+  return cidr;
+}
+
+export function readKubeadmNetworking(clusterConfiguration: string, source = "kube-system/kubeadm-config ClusterConfiguration"): KubeadmNetworking {
+  try {
+    return {
+      podSubnet: readMapScalar(clusterConfiguration, source, ["networking", "podSubnet"]),
+      serviceSubnet: readMapScalar(clusterConfiguration, source, ["networking", "serviceSubnet"]),
+    };
+  } catch (error) {
+    if (error instanceof YamlEditError) throw new UserError(error.message);
+    throw error;
+  }
+}
+
+export function setKubeadmNetworking(clusterConfiguration: string, wanted: KubeadmNetworking, source = "kube-system/kubeadm-config ClusterConfiguration"): KubeadmNetworkingEdit {
+  const edits: MapScalarEdit[] = [];
+  if (wanted.podSubnet !== undefined) edits.push({ path: ["networking", "podSubnet"], value: cidrValue(wanted.podSubnet, "podSubnet", source), createMissing: true });
+  if (wanted.serviceSubnet !== undefined) edits.push({ path: ["networking", "serviceSubnet"], value: cidrValue(wanted.serviceSubnet, "serviceSubnet", source), createMissing: true });
+  if (edits.length === 0) throw new UserError(`${source}: nothing to set; pass podSubnet and/or serviceSubnet`);
+  try {
+    const kind = readMapScalar(clusterConfiguration, source, ["kind"]);
+    if (kind !== "ClusterConfiguration") {
+      throw new UserError(`${source}: kind is ${kind === undefined ? "missing" : `"${kind}"`}, not ClusterConfiguration; pass the ClusterConfiguration key of kubeadm-config`);
+    }
+    const before = readKubeadmNetworking(clusterConfiguration, source);
+    const edit = editMapScalars(clusterConfiguration, source, edits);
+    return { text: edit.text, changed: edit.text !== clusterConfiguration, before };
+  } catch (error) {
+    if (error instanceof YamlEditError) throw new UserError(error.message);
+    throw error;
+  }
+}
