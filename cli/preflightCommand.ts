@@ -1,0 +1,122 @@
+import { Command } from "commander";
+import { readFileSync } from "fs";
+import { KubeConfig } from "@kubernetes/client-node";
+import { UserError } from "../lib/errors";
+import { renderFindingsJson, renderFindingsTable } from "../lib/findings";
+import { loadKubeConfig } from "../lib/kubeClient";
+import { MigrationConfig } from "../lib/migrationConfig";
+import { EtcdAccess, runPreflight } from "../lib/preflight";
+import { Sensitive } from "../lib/sensitive";
+import { loadConfigAndCluster as loadSharedConfigAndCluster } from "./context";
+import { action } from "./run";
+import { ensureSandboxRunning } from "./sandboxCommand";
+
+/**
+ * `cidr-migration preflight`: the read-only audit before a migration. Exit 0 when clean (info only), 1 when any
+ * blocker or warning, 2 for invalid input, 3 when the cluster cannot be reached.
+ */
+
+export interface ClusterSourceOptions {
+  stack?: string;
+  config?: string;
+  kubeconfig?: string;
+}
+
+export function addClusterSourceOptions(cmd: Command): Command {
+  return cmd
+    .option("--stack <name>", "read Pulumi.<name>.yaml (default: the local sandbox stack)")
+    .option("--config <file>", "read this Pulumi.<stack>.yaml file")
+    .option("--kubeconfig <file>", "admin kubeconfig (default: the stack's cidr-migration:kubeconfig)")
+    .option("--json", "print the findings as JSON");
+}
+
+/** The validated config (bad input stops before any cluster call) and a client for the live cluster. */
+export async function loadConfigAndCluster(opts: ClusterSourceOptions): Promise<{ config: MigrationConfig; kubeConfig: KubeConfig }> {
+  const loaded = await loadSharedConfigAndCluster(opts, ensureSandboxRunning);
+  return { config: loaded.config, kubeConfig: loadKubeConfig(loaded.kubeconfig, loaded.kubeconfigWhat) };
+}
+
+interface PreflightOptions extends ClusterSourceOptions {
+  json?: boolean;
+  allowSecretValues?: boolean;
+  etcdCa?: string;
+  etcdCert?: string;
+  etcdKey?: string;
+}
+
+function readCredentialFile(flag: string, file: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (err) {
+    throw new UserError(`${flag} ${file}: cannot read the file (${(err as NodeJS.ErrnoException).code ?? err}); pass a PEM file this user can read`);
+  }
+}
+
+function revealed(value: Sensitive | undefined, what: string): Buffer | undefined {
+  return value?.available ? Buffer.from(value.reveal(what)) : undefined;
+}
+
+/**
+ * etcd client credentials: the --etcd-* files when given, else the stack's values when they are plaintext secrets.
+ * `secure:` values only Pulumi can decrypt, so without the flags the health check is skipped, and says so.
+ */
+export function etcdAccess(config: MigrationConfig, opts: PreflightOptions): EtcdAccess {
+  if ((opts.etcdCert === undefined) !== (opts.etcdKey === undefined)) {
+    throw new UserError(`${opts.etcdCert ? "--etcd-key" : "--etcd-cert"} is missing: --etcd-cert and --etcd-key go together`);
+  }
+  const needsTls = config.etcd.endpoints.some((e) => e.startsWith("https://"));
+  if (opts.etcdCa || opts.etcdCert) {
+    return {
+      credentials: {
+        ca: opts.etcdCa ? readCredentialFile("--etcd-ca", opts.etcdCa) : revealed(config.etcd.caCert, "cidr-migration:etcd.caCert"),
+        cert: opts.etcdCert ? readCredentialFile("--etcd-cert", opts.etcdCert) : undefined,
+        key: opts.etcdKey ? readCredentialFile("--etcd-key", opts.etcdKey) : undefined,
+      },
+    };
+  }
+  if (!needsTls) return {};
+  const { caCert, cert, key } = config.etcd;
+  const encrypted = (
+    [
+      ["etcd.caCert", caCert],
+      ["etcd.cert", cert],
+      ["etcd.key", key],
+    ] as const
+  ).filter(([, v]) => v !== undefined && !v.available).map(([k]) => `cidr-migration:${k}`);
+  if (encrypted.length > 0) {
+    return { skippedReason: `${encrypted.join(", ")} ${encrypted.length === 1 ? "is a secure: value" : "are secure: values"} the CLI cannot decrypt, and no --etcd-ca/--etcd-cert/--etcd-key files were given` };
+  }
+  if (!caCert) return { skippedReason: "the endpoints use https but no etcd CA is configured (cidr-migration:etcd.caCert) or given (--etcd-ca)" };
+  return {
+    credentials: {
+      ca: revealed(caCert, "cidr-migration:etcd.caCert"),
+      cert: revealed(cert, "cidr-migration:etcd.cert"),
+      key: revealed(key, "cidr-migration:etcd.key"),
+    },
+  };
+}
+
+export function registerPreflightCommand(program: Command): void {
+  addClusterSourceOptions(
+    program
+      .command("preflight")
+      .description("read-only audit before migrating; exit 0 clean, 1 blockers or warnings, 2 invalid input, 3 unreachable"),
+  )
+    .option("--allow-secret-values", "show where in each Secret an old address is (default: a count per Secret)")
+    .option("--etcd-ca <file>", "etcd CA certificate (PEM), for when the stack's value is a secure: secret")
+    .option("--etcd-cert <file>", "etcd client certificate (PEM)")
+    .option("--etcd-key <file>", "etcd client key (PEM)")
+    .action(
+      action(async (opts: PreflightOptions) => {
+        const { config, kubeConfig } = await loadConfigAndCluster(opts);
+        const { report } = await runPreflight({
+          config,
+          kubeConfig,
+          etcd: etcdAccess(config, opts),
+          allowSecretValues: opts.allowSecretValues === true,
+        });
+        process.stdout.write(opts.json ? renderFindingsJson(report) : renderFindingsTable(report));
+        return report.exitCode;
+      }),
+    );
+}
