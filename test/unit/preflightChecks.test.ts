@@ -1,12 +1,12 @@
 import * as assert from "assert";
-import { V1Node, V1Pod, V1Service } from "@kubernetes/client-node";
+import { V1ConfigMap, V1Node, V1Pod, V1Service } from "@kubernetes/client-node";
 import { validateConfig } from "../../lib/config";
 import { Finding } from "../../lib/findings";
 import { MigrationConfig } from "../../lib/migrationConfig";
 import { preflightFindings } from "../../lib/preflight";
 import { checkCapacityAndVersions } from "../../lib/preflight/capacityAndVersions";
 import { PreflightInput } from "../../lib/preflight/checkInput";
-import { ClusterObjects, emptyClusterObjects } from "../../lib/preflight/clusterObjects";
+import { ClusterObjects, emptyClusterObjects, EndpointSliceObject } from "../../lib/preflight/clusterObjects";
 import { checkClusterKind } from "../../lib/preflight/clusterKind";
 import { parseFlags } from "../../lib/preflight/controlPlanePods";
 import { checkDrains } from "../../lib/preflight/drains";
@@ -149,7 +149,7 @@ describe("preflight checks (pure)", () => {
     });
 
     it("reports CIDR literals, and leaves alone the ConfigMaps the migration rewrites itself", () => {
-      const configMaps = [
+      const configMaps: V1ConfigMap[] = [
         { metadata: { namespace: "kube-system", name: "kube-proxy" }, data: { "config.conf": "clusterCIDR: 10.244.0.0/16" } },
         { metadata: { namespace: "kube-system", name: "kubelet-config-1.20" }, data: { kubelet: "clusterDNS:\n- 10.96.0.10" } },
         { metadata: { namespace: "kube-system", name: "kubeadm-config" }, data: { ClusterConfiguration: "serviceSubnet: 10.96.0.0/12" } },
@@ -164,7 +164,7 @@ describe("preflight checks (pure)", () => {
         { metadata: { namespace: "db", name: "external" }, subsets: [{ addresses: [{ ip: "192.168.9.9" }, { ip: "10.244.3.3" }], notReadyAddresses: [{ ip: "10.244.3.4" }] }] },
         { metadata: { namespace: "db", name: "managed" }, subsets: [{ addresses: [{ ip: "10.244.3.5" }] }] },
       ];
-      const endpointSlices = [
+      const endpointSlices: EndpointSliceObject[] = [
         { metadata: { namespace: "db", name: "external-abc", labels: { "kubernetes.io/service-name": "external", "endpointslice.kubernetes.io/managed-by": "endpointslicemirroring-controller.k8s.io" } }, endpoints: [{ addresses: ["10.244.3.3"] }] },
         { metadata: { namespace: "db", name: "external-hand", labels: { "kubernetes.io/service-name": "external" } }, endpoints: [{ addresses: ["10.1.1.1"] }, { addresses: ["10.244.3.6"] }] },
       ];
