@@ -1,0 +1,114 @@
+/**
+ * ApiserverCerts: re-issues each control-plane node's apiserver serving certificate with the new `kubernetes`
+ * Service IP (first address of the new Service range) as a SAN, one node at a time, and restarts the apiserver.
+ *
+ * Per node: `read` kube-apiserver.yaml (its --advertise-address and --secure-port are SANs/ports kubeadm needs)
+ * → `renew` (lib/scripts/renewApiserverCert): old apiserver.crt/key moved aside and kept under
+ * <backupDir>/apiserver-cert/previous, `kubeadm init phase certs apiserver --config <file>`, the new certificate
+ * checked with openssl (new IP present, every old SAN kept, signed by ca.crt, matches its key), the apiserver
+ * restarted by moving its manifest out and back (kubeadm's documented way for static pods), then checked healthy
+ * and serving the new certificate. Any check failing puts the old pair back and fails the step.
+ *
+ * The config file is the cluster's own ClusterConfiguration (kube-system/kubeadm-config, see lib/kubeadmCertConfig
+ * for why), with the new serviceSubnet; by default the OLD kubernetes Service IP stays a SAN too, because running
+ * pods reach the apiserver through it until the Services phase re-creates the `kubernetes` Service and the pods
+ * restart. Wire it after ControlPlane (the apiserver must already run with the new range) and before Services.
+ */
+import * as pulumi from "@pulumi/pulumi";
+import { remote } from "@pulumi/command";
+import { kubernetesServiceIP } from "../lib/cidr";
+import { CidrMove } from "../lib/migrationConfig";
+import { readFlag } from "../lib/manifestFlags";
+import { nodeBackupDir } from "../lib/nodeBackupDir";
+import { readFile } from "../lib/scripts/readFile";
+import { opensslIpSan, renewApiserverCert } from "../lib/scripts/renewApiserverCert";
+import { NodeAccessArgs, checkCidr, checkNodeAccess, DEFAULT_HEALTH_TIMEOUT_SECONDS } from "./controlPlane";
+import { connectionFor } from "./remoteConnection";
+
+export interface ApiserverCertsArgs extends NodeAccessArgs {
+  /** Service range move; the certificate gets kubernetesServiceIP(to) (e.g. 10.112.0.1 for 10.112.0.0/12). */
+  serviceCidr: CidrMove;
+  /**
+   * The cluster's ClusterConfiguration text (kube-system/kubeadm-config, key ClusterConfiguration): wire
+   * `ClusterConfig.liveClusterConfiguration`.
+   */
+  clusterConfiguration: pulumi.Input<string>;
+  /** Keep the old kubernetes Service IP as a SAN (default true; see the header). */
+  keepOldServiceIp?: boolean;
+  /** kubeadm on the nodes (default "kubeadm" on PATH). */
+  kubeadm?: string;
+}
+
+export interface ApiserverCertsNodeSteps {
+  read: remote.Command;
+  renew: remote.Command;
+}
+
+const APISERVER_MANIFEST = "/etc/kubernetes/manifests/kube-apiserver.yaml";
+
+export class ApiserverCerts extends pulumi.ComponentResource {
+  readonly steps: Record<string, ApiserverCertsNodeSteps> = {};
+  readonly done: remote.Command;
+  /** The SAN every re-issued certificate carries (openssl form). */
+  readonly newServiceIpSan: string;
+
+  constructor(name: string, args: ApiserverCertsArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("cidr-migration:apiserverCerts:ApiserverCerts", name, {}, opts);
+    checkNodeAccess(args, this);
+    const newCidr = checkCidr(args.serviceCidr?.to, "serviceCidr.to", this);
+    const oldCidr = checkCidr(args.serviceCidr?.from, "serviceCidr.from", this);
+    if (args.clusterConfiguration === undefined) {
+      throw new pulumi.ResourceError("clusterConfiguration is missing; pass ClusterConfig.liveClusterConfiguration (the kubeadm-config ClusterConfiguration text)", this);
+    }
+    const newIp = kubernetesServiceIP(newCidr);
+    const oldIp = kubernetesServiceIP(oldCidr);
+    this.newServiceIpSan = opensslIpSan(newIp);
+    const backupDir = nodeBackupDir(args.runId);
+    const timeoutSeconds = args.healthTimeoutSeconds ?? DEFAULT_HEALTH_TIMEOUT_SECONDS;
+    const keepOld = args.keepOldServiceIp ?? true;
+
+    let previous: pulumi.Resource[] = [];
+    for (const node of args.nodes) {
+      const connection = connectionFor(node, args.ssh, args.connection);
+      const read = new remote.Command(`${name}-${node.name}-read`, {
+        connection,
+        create: readFile({ path: APISERVER_MANIFEST, root: args.root }),
+        triggers: [args.runId, APISERVER_MANIFEST],
+        logging: "stderr",
+      }, { parent: this, dependsOn: previous });
+      const script = pulumi.all([read.stdout, args.clusterConfiguration]).apply(([stdout, clusterConfiguration]) => {
+        const manifest = Buffer.from(stdout.trim(), "base64").toString("utf8");
+        const advertiseAddress = readFlag(manifest, "advertise-address", { source: `${node.name}:${APISERVER_MANIFEST}` });
+        if (!advertiseAddress) throw new Error(`node ${node.name}: ${APISERVER_MANIFEST} has no --advertise-address; kubeadm always sets it, check the manifest`);
+        const port = Number(readFlag(manifest, "secure-port", { source: `${node.name}:${APISERVER_MANIFEST}` }) ?? "6443");
+        return renewApiserverCert({
+          certConfig: {
+            clusterConfiguration,
+            serviceSubnet: newCidr,
+            nodeName: node.name,
+            advertiseAddress,
+            bindPort: port,
+            extraSans: keepOld ? [oldIp] : [],
+          },
+          newServiceIp: newIp,
+          droppedSans: keepOld ? [] : [opensslIpSan(oldIp)],
+          backupDir,
+          servingAddress: `127.0.0.1:${port}`,
+          health: { url: `https://127.0.0.1:${port}/healthz`, expectFlags: [`--service-cluster-ip-range=${newCidr}`], timeoutSeconds },
+          kubeadm: args.kubeadm,
+          timeoutSeconds,
+          root: args.root,
+        });
+      });
+      const renew = new remote.Command(`${name}-${node.name}-renew`, {
+        connection,
+        create: script,
+        triggers: [args.runId, this.newServiceIpSan],
+      }, { parent: this, dependsOn: [read], customTimeouts: { create: `${timeoutSeconds * 3 + 120}s` } });
+      this.steps[node.name] = { read, renew };
+      previous = [renew];
+    }
+    this.done = previous[0] as remote.Command;
+    this.registerOutputs({ newServiceIpSan: this.newServiceIpSan });
+  }
+}

@@ -1,0 +1,84 @@
+/**
+ * ClusterConfig: the cluster's own records of the ranges, so a later `kubeadm upgrade` or `kubeadm join` keeps
+ * the new ones:
+ * - kube-system/kubeadm-config, ClusterConfiguration: networking.podSubnet and networking.serviceSubnet
+ *   (lib/kubeadmConfigEdit);
+ * - kube-system/kubelet-config (kubeadm < 1.23: kubelet-config-1.NN), key kubelet: clusterDNS
+ *   (lib/scripts/setKubeletClusterDns's editKubeletClusterDns; joins and `kubeadm upgrade node` write it to each
+ *   node's /var/lib/kubelet/config.yaml).
+ * Each is read live (ConfigMap.get), edited losslessly (only those values change), and written back with a
+ * ConfigMapPatch holding just that one key (server-side apply, patchForce, retainOnDelete).
+ * `liveClusterConfiguration` is the ClusterConfiguration text as read, for ApiserverCerts.
+ * Wire it after the Services phase (DESIGN.md: config before nodes), with `opts.provider` = the cluster provider.
+ */
+import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+import { isIpAddress } from "../lib/cidr";
+import { KUBEADM_CLUSTER_CONFIGURATION_KEY, setKubeadmNetworking } from "../lib/kubeadmConfigEdit";
+import { editKubeletClusterDns } from "../lib/scripts/setKubeletClusterDns";
+import { checkCidr } from "./controlPlane";
+import { liveConfigMapKey, patchMetadata } from "./systemObjectPatch";
+
+export const KUBELET_CONFIG_KEY = "kubelet";
+
+export interface ClusterConfigArgs {
+  /** The new pod range (networking.podSubnet). */
+  podCidr: string;
+  /** The new Service range (networking.serviceSubnet). */
+  serviceCidr: string;
+  /** The new cluster DNS Service IP(s) (kubelet clusterDNS), e.g. [plan.dns.newClusterIP]. */
+  clusterDns: string[];
+  /** kubelet-config ConfigMap name (default "kubelet-config"; use kubeletConfigMapName() for older clusters). */
+  kubeletConfigMapName?: string;
+  /** kubeadm-config ConfigMap name (default "kubeadm-config"). */
+  kubeadmConfigMapName?: string;
+  /** Set false to leave kubelet-config alone (e.g. a cluster without one). Default true. */
+  patchKubeletConfig?: boolean;
+}
+
+/** kubeadm ≥ 1.23 names it kubelet-config; older ones kubelet-config-<major>.<minor> (from inventory.serverVersion). */
+export function kubeletConfigMapName(serverVersion: { major: string; minor: string }): string {
+  const major = Number(serverVersion.major);
+  const minor = Number(serverVersion.minor.replace(/\D+$/, ""));
+  return major > 1 || minor >= 23 ? "kubelet-config" : `kubelet-config-${major}.${minor}`;
+}
+
+export class ClusterConfig extends pulumi.ComponentResource {
+  readonly kubeadmConfigPatch: k8s.core.v1.ConfigMapPatch;
+  readonly kubeletConfigPatch?: k8s.core.v1.ConfigMapPatch;
+  /** The ClusterConfiguration text as read before the patch. */
+  readonly liveClusterConfiguration: pulumi.Output<string>;
+  /** The ClusterConfiguration text the patch writes. */
+  readonly clusterConfiguration: pulumi.Output<string>;
+
+  constructor(name: string, args: ClusterConfigArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("cidr-migration:clusterConfig:ClusterConfig", name, {}, opts);
+    const podSubnet = checkCidr(args.podCidr, "podCidr", this);
+    const serviceSubnet = checkCidr(args.serviceCidr, "serviceCidr", this);
+    const patchKubelet = args.patchKubeletConfig ?? true;
+    if (patchKubelet && (!Array.isArray(args.clusterDns) || args.clusterDns.length === 0 || !args.clusterDns.every(isIpAddress))) {
+      throw new pulumi.ResourceError(`clusterDns ${JSON.stringify(args.clusterDns)} must be a non-empty list of IPs; pass [plan.dns.newClusterIP]`, this);
+    }
+    const namespace = "kube-system";
+    const kubeadmConfig = args.kubeadmConfigMapName ?? "kubeadm-config";
+    this.liveClusterConfiguration = liveConfigMapKey(`${name}-kubeadm-live`,
+      { namespace, configMap: kubeadmConfig, key: KUBEADM_CLUSTER_CONFIGURATION_KEY }, { parent: this });
+    this.clusterConfiguration = this.liveClusterConfiguration.apply((text) =>
+      setKubeadmNetworking(text, { podSubnet, serviceSubnet }, `${namespace}/${kubeadmConfig} ${KUBEADM_CLUSTER_CONFIGURATION_KEY}`).text);
+    this.kubeadmConfigPatch = new k8s.core.v1.ConfigMapPatch(`${name}-kubeadm`, {
+      metadata: patchMetadata(namespace, kubeadmConfig),
+      data: { [KUBEADM_CLUSTER_CONFIGURATION_KEY]: this.clusterConfiguration },
+    }, { parent: this, retainOnDelete: true });
+
+    if (patchKubelet) {
+      const kubeletConfig = args.kubeletConfigMapName ?? "kubelet-config";
+      const liveKubelet = liveConfigMapKey(`${name}-kubelet-live`, { namespace, configMap: kubeletConfig, key: KUBELET_CONFIG_KEY }, { parent: this });
+      const kubelet = liveKubelet.apply((text) => editKubeletClusterDns(text, args.clusterDns, `${namespace}/${kubeletConfig} ${KUBELET_CONFIG_KEY}`).text);
+      this.kubeletConfigPatch = new k8s.core.v1.ConfigMapPatch(`${name}-kubelet`, {
+        metadata: patchMetadata(namespace, kubeletConfig),
+        data: { [KUBELET_CONFIG_KEY]: kubelet },
+      }, { parent: this, retainOnDelete: true });
+    }
+    this.registerOutputs({ clusterConfiguration: this.clusterConfiguration });
+  }
+}

@@ -1,0 +1,66 @@
+/**
+ * KubeProxyConfig: kube-proxy's clusterCIDR moves to the new pod range, then kube-proxy restarts to read it.
+ *
+ * Children:
+ * - `<name>-live`: a read of kube-system/kube-proxy (ConfigMap.get; reads never change anything, so preview
+ *   shows the exact new text). Decision: read live rather than take the text from discovery, so the patch is
+ *   computed from what the cluster holds when `pulumi up` runs, and a re-run computes the same text (idempotent).
+ * - `<name>-config`: a ConfigMapPatch (server-side apply, `pulumi.com/patchForce`, retainOnDelete) whose only
+ *   field is data["config.conf"]: the live text with clusterCIDR changed and every other byte kept
+ *   (lib/kubeProxyConfigEdit). Other keys (kubeconfig.conf) are not part of the patch, so they stay untouched.
+ * - `<name>-restart`: a DaemonSetPatch that sets the pod template's `kubectl.kubernetes.io/restartedAt` to the run
+ *   id (what `kubectl rollout restart` does), after the ConfigMap patch; the provider waits for the rollout.
+ * Wire it after the node rollout (DESIGN.md order), with `opts.provider` = the cluster's k8s.Provider.
+ */
+import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+import { KUBE_PROXY_CONFIG_KEY, setKubeProxyClusterCidr } from "../lib/kubeProxyConfigEdit";
+import { checkRunId } from "../lib/nodeBackupDir";
+import { checkCidr } from "./controlPlane";
+import { liveConfigMapKey, patchMetadata, restartTemplate } from "./systemObjectPatch";
+
+export interface KubeProxyConfigArgs {
+  /** The new pod range, written as clusterCIDR. */
+  podCidr: string;
+  /** The migration run id (config `snapshot.trigger`); the restart annotation's value. */
+  runId: string;
+  /** Namespace of kube-proxy (default "kube-system"). */
+  namespace?: string;
+  /** The ConfigMap (default "kube-proxy"). */
+  configMapName?: string;
+  /** The key holding the KubeProxyConfiguration (default "config.conf"). */
+  configKey?: string;
+  /** The DaemonSet to restart (default "kube-proxy"). */
+  daemonSetName?: string;
+}
+
+export class KubeProxyConfig extends pulumi.ComponentResource {
+  readonly configPatch: k8s.core.v1.ConfigMapPatch;
+  readonly restart: k8s.apps.v1.DaemonSetPatch;
+  /** The config.conf text the patch writes. */
+  readonly config: pulumi.Output<string>;
+
+  constructor(name: string, args: KubeProxyConfigArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("cidr-migration:kubeProxyConfig:KubeProxyConfig", name, {}, opts);
+    const podCidr = checkCidr(args.podCidr, "podCidr", this);
+    try {
+      checkRunId(args.runId);
+    } catch (error) {
+      throw new pulumi.ResourceError((error as Error).message, this);
+    }
+    const namespace = args.namespace ?? "kube-system";
+    const configMap = args.configMapName ?? "kube-proxy";
+    const key = args.configKey ?? KUBE_PROXY_CONFIG_KEY;
+    const live = liveConfigMapKey(`${name}-live`, { namespace, configMap, key }, { parent: this });
+    this.config = live.apply((text) => setKubeProxyClusterCidr(text, podCidr, `${namespace}/${configMap} ${key}`).text);
+    this.configPatch = new k8s.core.v1.ConfigMapPatch(`${name}-config`, {
+      metadata: patchMetadata(namespace, configMap),
+      data: { [key]: this.config },
+    }, { parent: this, retainOnDelete: true });
+    this.restart = new k8s.apps.v1.DaemonSetPatch(`${name}-restart`, {
+      metadata: patchMetadata(namespace, args.daemonSetName ?? "kube-proxy"),
+      spec: restartTemplate(args.runId),
+    }, { parent: this, retainOnDelete: true, dependsOn: [this.configPatch] });
+    this.registerOutputs({ config: this.config });
+  }
+}
