@@ -75,12 +75,19 @@ function commands(graph: MockGraph): RegisteredResource[] {
   return graph.ofType(COMMAND);
 }
 
+/** A bare custom resource, to see a connection as the engine would receive it. */
+class Probe extends pulumi.CustomResource {
+  constructor(name: string, props: pulumi.Inputs) {
+    super("test:index:Probe", name, props);
+  }
+}
+
 describe("connectionFor", () => {
   it("builds host, port, the node's user (else ssh.user), dial limits, and a secret private key", async () => {
     let connection: ReturnType<typeof connectionFor> | undefined;
     const graph = await captureGraph(() => {
       connection = connectionFor(nodes[1], common.ssh, { dialErrorLimit: 3, perDialTimeoutSeconds: 7 });
-      return new pulumi.CustomResource("test:index:Probe", "probe", { connection });
+      return new Probe("probe", { connection });
     });
     assert.equal(connection!.host, "10.0.0.12");
     assert.equal(connection!.port, 2222);
