@@ -143,8 +143,12 @@ const mergePatch = () => setHeaderOptions("Content-Type", PatchStrategy.MergePat
 
 /** One step of one node move: logs progress (node, step, elapsed) and turns API failures into one-line errors. */
 class StepRun {
-  private readonly started = Date.now();
-  constructor(readonly c: Clients, readonly inputs: StepInputs) {}
+  readonly started: number;
+  // assigned in the constructor, not as a field initializer: Pulumi's closure serializer drops class field
+  // initializers when it copies this class into the provider host
+  constructor(readonly c: Clients, readonly inputs: StepInputs) {
+    this.started = Date.now();
+  }
 
   elapsedSeconds(): number {
     return Math.round((Date.now() - this.started) / 100) / 10;
@@ -455,12 +459,20 @@ async function rejoin(run: StepRun): Promise<Record<string, unknown>> {
   // 3. the DaemonSet pods of the old Node (CNI agent, kube-proxy, ...) are replaced, then Ready, then back to the
   //    backed-up schedulability
   const version = await policyVersion(run);
+  const toReplace = staleDaemonSetPods(await run.podsOnNode(), record.daemonSetPodUids, planned);
+  const replaceUids = new Set(toReplace.map((p) => p.metadata!.uid!));
   const replaced = new Set<string>();
+  let blocked: string[] = [];
   await run.within(timeout, "replacing the DaemonSet pods left from before the move", async () => {
-    const stale = staleDaemonSetPods(await run.podsOnNode(), record.daemonSetPodUids, planned);
-    for (const pod of stale) if ((await evict(run, pod, version)) === "evicted") replaced.add(podKey(pod));
-    return stale.length === 0 ? true : undefined;
-  }, "a PodDisruptionBudget keeps refusing their eviction; relax it for the node's DaemonSet pods");
+    const left = (await run.podsOnNode()).filter((p) => replaceUids.has(p.metadata?.uid ?? ""));
+    blocked = [];
+    for (const pod of left.filter((p) => !p.metadata?.deletionTimestamp)) {
+      const result = await evict(run, pod, version);
+      if (result === "evicted") replaced.add(podKey(pod));
+      if (result === "blocked") blocked.push(podKey(pod));
+    }
+    return left.length === 0 ? true : undefined;
+  }, () => (blocked.length ? `PodDisruptionBudgets refuse evicting ${blocked.join(", ")}; relax them for the node's DaemonSet pods` : "the evicted pods are still terminating; check the kubelet on the node"));
   await run.within(timeout, "Ready", async () => {
     const node = await run.readNode();
     return node && isReady(node) ? true : undefined;
