@@ -1,0 +1,343 @@
+import * as pulumi from "@pulumi/pulumi";
+import { createHash } from "crypto";
+import { KubeConfig } from "@kubernetes/client-node";
+import { runServiceMoves } from "../lib/serviceMover";
+import { isCidr, isIpAddress, rangeContains } from "../lib/serviceMove/ipRange";
+import { DEFAULT_JOURNAL_NAMESPACE } from "../lib/serviceMove/journal";
+import {
+  KubernetesServiceRequest, KubernetesServiceResult, MoveResult, ServiceMoveRequest, ServiceRef, StandInRequest,
+} from "../lib/serviceMove/moveTypes";
+
+/**
+ * Service moves into the new range as a dynamic resource: journaled, parallel up to a bound, idempotent.
+ * The work itself is lib/serviceMover.ts; this file is the Pulumi face of it.
+ *
+ * Granularity: one resource for a whole set of moves (the bulk phase; the DNS stand-in and the final DNS swap
+ * are two more, see components/dnsContinuity.ts), not one resource per Service, because:
+ * - the configured bound (services.parallelism) must hold exactly; Pulumi's own --parallel is a CLI flag that
+ *   applies to the whole graph, and a per-Service resource cannot see its siblings;
+ * - every move is checked against the live cluster before the first delete (expected old IP, planned IP free,
+ *   LoadBalancer consent): with per-Service resources the engine would start deleting the first Services while
+ *   later ones have not been checked yet;
+ * - the dependents scan (every kind, once) and the journal listing are done once, not 500 times.
+ * Reviewers still see each Service: `moves` is a map keyed "namespace/name" holding { fromIP, toIP, type }, so
+ * `pulumi preview` prints one line per Service with its old IP and its planned IP, and on an update the engine's
+ * property diff names each Service whose planned IP changed (moves["ns/name"].toIP: old => new). The Node
+ * dynamic-provider host in @pulumi/pulumi 3.248 passes no detailedDiff from a provider (its DiffResult has none),
+ * so the per-Service diff comes from the shape of the inputs, which is what the engine diffs.
+ *
+ * The provider is serialized into the state and run by the engine's dynamic-provider host: it captures no live
+ * object, builds its kube client from the kubeconfig input inside each method, and check/diff never talk to the
+ * cluster (they run during preview) and accept unknown values. The kubeconfig is a secret input and never part of
+ * the outputs. Delete is a no-op: the moved Services stay where they are, and this resource only records moves.
+ */
+
+export const SERVICE_RECREATION_PROVIDER_VERSION = "1";
+const DEFAULT_PARALLELISM = 10;
+
+export interface ServiceMoveEntry {
+  fromIP: string;
+  toIP: string;
+  /** The type discovery saw; "LoadBalancer" needs allowLoadBalancerRecreate. */
+  type?: string;
+  /** "namespace/name" of a Service holding toIP that goes just before the create (the DNS stand-in). */
+  vacate?: string;
+}
+
+export interface ServiceRecreationArgs {
+  /** The kubeconfig's content (not a path); stored only as a secret. */
+  kubeconfig: pulumi.Input<string>;
+  /** The Services to move, keyed "namespace/name". May be empty (a stand-in-only resource). */
+  moves: pulumi.Input<Record<string, pulumi.Input<ServiceMoveEntry>>>;
+  /** default/kubernetes: the apiserver re-creates it at the new first IP once deleted. Omit to leave it. */
+  kubernetesService?: pulumi.Input<KubernetesServiceRequest>;
+  /** Temporary Services copying another's selector and ports at a given IP (the DNS stand-in), keyed "namespace/name". */
+  standIns?: pulumi.Input<Record<string, pulumi.Input<{ of: string; ip: string }>>>;
+  /** Moves in flight at once (config services.parallelism). Default 10. */
+  parallelism?: pulumi.Input<number>;
+  /** Consent to re-create LoadBalancer Services (config services.allowLoadBalancerRecreate). Default false. */
+  allowLoadBalancerRecreate?: pulumi.Input<boolean>;
+  /** The new Service range: Services already inside it are left alone, and every toIP must lie in it. */
+  serviceCidr?: pulumi.Input<string>;
+  /** Namespace of the journal Secrets. Default kube-system. */
+  journalNamespace?: pulumi.Input<string>;
+  /** Finish interrupted moves found in the journal that `moves` no longer lists. Default true (the bulk phase). */
+  adoptJournals?: pulumi.Input<boolean>;
+  /** Seconds an old object may linger (finalizers) after its delete before the move stops. Default 120. */
+  deleteTimeoutSeconds?: pulumi.Input<number>;
+  /** Provider behaviour version recorded in the state. Default SERVICE_RECREATION_PROVIDER_VERSION. */
+  version?: pulumi.Input<string>;
+}
+
+/** What the state holds: the inputs (no kubeconfig) and what each move did. */
+export interface ServiceRecreationOutputs {
+  moves: Record<string, ServiceMoveEntry>;
+  kubernetesService?: KubernetesServiceRequest;
+  standIns: Record<string, { of: string; ip: string }>;
+  parallelism: number;
+  allowLoadBalancerRecreate: boolean;
+  serviceCidr?: string;
+  journalNamespace: string;
+  adoptJournals: boolean;
+  deleteTimeoutSeconds: number;
+  version: string;
+  /** Keyed "namespace/name": outcome, IP now held, gap in milliseconds. */
+  results: Record<string, MoveResult>;
+  kubernetesServiceResult?: KubernetesServiceResult;
+  standInResults: Record<string, { ip: string; outcome: string }>;
+  /** Median and largest per-Service gap of this run, in milliseconds (0 when nothing moved). */
+  gapP50Millis: number;
+  gapMaxMillis: number;
+  warnings: string[];
+  totalMillis: number;
+}
+
+/** The engine's placeholder for a value not known yet (preview). Same string as pulumi.runtime.unknownValue. */
+const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
+type Inputs = Record<string, unknown>;
+
+function isUnknown(value: unknown): boolean {
+  if (value === UNKNOWN) return true;
+  if (Array.isArray(value)) return value.some(isUnknown);
+  if (value !== null && typeof value === "object") return Object.values(value).some(isUnknown);
+  return false;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+function parseKey(key: string): ServiceRef | undefined {
+  const parts = key.split("/");
+  return parts.length === 2 && parts[0] !== "" && parts[1] !== "" ? { namespace: parts[0], name: parts[1] } : undefined;
+}
+
+function checkInputs(news: Inputs): { inputs: Inputs; failures: pulumi.dynamic.CheckFailure[] } {
+  const failures: pulumi.dynamic.CheckFailure[] = [];
+  const fail = (property: string, reason: string) => { failures.push({ property, reason }); };
+  const inputs: Inputs = { ...news };
+  const defaults: Inputs = {
+    parallelism: DEFAULT_PARALLELISM, allowLoadBalancerRecreate: false, journalNamespace: DEFAULT_JOURNAL_NAMESPACE,
+    adoptJournals: true, deleteTimeoutSeconds: 120, version: SERVICE_RECREATION_PROVIDER_VERSION, standIns: {},
+  };
+  for (const [key, value] of Object.entries(defaults)) if (news[key] === undefined) inputs[key] = value;
+
+  if (news.kubeconfig === undefined) fail("kubeconfig", "kubeconfig is required: the kubeconfig's content, as a secret");
+  else if (!isUnknown(news.kubeconfig) && (typeof news.kubeconfig !== "string" || news.kubeconfig.trim() === "")) {
+    fail("kubeconfig", "kubeconfig must be the kubeconfig file's content (a non-empty string), not a path");
+  }
+  const parallelism = inputs.parallelism;
+  if (!isUnknown(parallelism) && (typeof parallelism !== "number" || !Number.isInteger(parallelism) || parallelism < 1)) {
+    fail("parallelism", `parallelism (cidr-migration:services.parallelism) must be a whole number of at least 1; got ${JSON.stringify(parallelism)}`);
+  }
+  const timeout = inputs.deleteTimeoutSeconds;
+  if (!isUnknown(timeout) && (typeof timeout !== "number" || !(timeout > 0))) {
+    fail("deleteTimeoutSeconds", `deleteTimeoutSeconds must be a positive number of seconds; got ${JSON.stringify(timeout)}`);
+  }
+  for (const key of ["allowLoadBalancerRecreate", "adoptJournals"]) {
+    if (!isUnknown(inputs[key]) && typeof inputs[key] !== "boolean") fail(key, `${key} must be true or false; got ${JSON.stringify(inputs[key])}`);
+  }
+  const serviceCidr = isUnknown(news.serviceCidr) ? undefined : news.serviceCidr;
+  if (serviceCidr !== undefined && !isCidr(serviceCidr)) {
+    fail("serviceCidr", `serviceCidr must be the new Service range in CIDR notation, e.g. "10.100.0.0/16"; got ${JSON.stringify(serviceCidr)}`);
+  }
+  const cidr = isCidr(serviceCidr) ? serviceCidr : undefined;
+  const ipProblem = (ip: unknown, what: string): string | undefined => {
+    if (isUnknown(ip)) return undefined;
+    if (!isIpAddress(ip)) return `${what} must be an IP address; got ${JSON.stringify(ip)}`;
+    return undefined;
+  };
+
+  const moves = news.moves;
+  if (moves === undefined) fail("moves", "moves is required: the Services to move, keyed \"namespace/name\" (it may be empty)");
+  else if (!isUnknown(moves) || isRecord(moves)) {
+    if (!isRecord(moves)) {
+      fail("moves", `moves must be a map of "namespace/name" to { fromIP, toIP }; got ${JSON.stringify(moves)}`);
+    } else {
+      const planned = new Map<string, string>();
+      for (const [key, entry] of Object.entries(moves)) {
+        const property = `moves["${key}"]`;
+        if (!parseKey(key)) { fail(property, `"${key}" is not a Service key; use "namespace/name"`); continue; }
+        if (isUnknown(entry) && !isRecord(entry)) continue;
+        if (!isRecord(entry)) { fail(property, `Service ${key}: the move must be { fromIP, toIP }; got ${JSON.stringify(entry)}`); continue; }
+        for (const field of ["fromIP", "toIP"]) {
+          const problem = ipProblem(entry[field], `Service ${key}: ${field}`);
+          if (problem) fail(property, problem);
+        }
+        const toIP = entry.toIP;
+        if (isIpAddress(toIP)) {
+          if (cidr && !rangeContains(cidr, toIP)) fail(property, `Service ${key}: toIP ${toIP} is outside the new range ${cidr}`);
+          const other = planned.get(toIP);
+          if (other) fail(property, `Services ${other} and ${key} are both planned at ${toIP}; each needs its own IP`);
+          planned.set(toIP, key);
+        }
+        if (entry.type === "LoadBalancer" && inputs.allowLoadBalancerRecreate !== true && !isUnknown(inputs.allowLoadBalancerRecreate)) {
+          fail(property, `Service ${key} is a LoadBalancer: re-creating it can give its cloud load balancer a new external address; set cidr-migration:services.allowLoadBalancerRecreate to true to consent, or leave it out`);
+        }
+        if (entry.vacate !== undefined && !isUnknown(entry.vacate) && (typeof entry.vacate !== "string" || !parseKey(entry.vacate))) {
+          fail(property, `Service ${key}: vacate must be a "namespace/name"; got ${JSON.stringify(entry.vacate)}`);
+        }
+      }
+    }
+  }
+  const kubernetes = news.kubernetesService;
+  if (kubernetes !== undefined && !isUnknown(kubernetes)) {
+    if (!isRecord(kubernetes)) fail("kubernetesService", `kubernetesService must be { fromIP, toIP }; got ${JSON.stringify(kubernetes)}`);
+    else for (const field of ["fromIP", "toIP"]) {
+      const problem = ipProblem(kubernetes[field], `kubernetesService.${field}`);
+      if (problem) fail("kubernetesService", problem);
+    }
+  }
+  const standIns = inputs.standIns;
+  if (!isUnknown(standIns)) {
+    if (!isRecord(standIns)) fail("standIns", `standIns must be a map of "namespace/name" to { of, ip }; got ${JSON.stringify(standIns)}`);
+    else for (const [key, entry] of Object.entries(standIns)) {
+      const property = `standIns["${key}"]`;
+      if (!parseKey(key)) { fail(property, `"${key}" is not a Service key; use "namespace/name"`); continue; }
+      if (isUnknown(entry)) continue;
+      if (!isRecord(entry) || typeof entry.of !== "string" || !parseKey(entry.of)) { fail(property, `stand-in ${key}: of must be the "namespace/name" of the Service it stands in for`); continue; }
+      const problem = ipProblem(entry.ip, `stand-in ${key}: ip`);
+      if (problem) fail(property, problem);
+    }
+  }
+  return { inputs, failures };
+}
+
+/**
+ * A change is a Service to move that the state has not moved to the same IP yet, or a different kubernetes or
+ * stand-in request. A Service that left `moves` (after a successful run the next plan sees it in the new range
+ * and no longer lists it) is not a change: there is nothing to do for it.
+ */
+function diffInputs(olds: Inputs, news: Inputs): pulumi.dynamic.DiffResult {
+  if (isUnknown(news.moves) || isUnknown(news.kubernetesService) || isUnknown(news.standIns)) return { changes: true };
+  const oldMoves = (isRecord(olds.moves) ? olds.moves : {}) as Record<string, ServiceMoveEntry>;
+  const newMoves = (isRecord(news.moves) ? news.moves : {}) as Record<string, ServiceMoveEntry>;
+  const movesChanged = Object.entries(newMoves).some(([key, entry]) => oldMoves[key]?.toIP !== entry.toIP || oldMoves[key]?.vacate !== entry.vacate);
+  const kubernetesChanged = news.kubernetesService !== undefined && (olds.kubernetesService as KubernetesServiceRequest | undefined)?.toIP !== (news.kubernetesService as KubernetesServiceRequest).toIP;
+  const oldStandIns = (isRecord(olds.standIns) ? olds.standIns : {}) as Record<string, { of: string; ip: string }>;
+  const standInsChanged = Object.entries((news.standIns ?? {}) as Record<string, { of: string; ip: string }>)
+    .some(([key, entry]) => oldStandIns[key]?.ip !== entry.ip || oldStandIns[key]?.of !== entry.of);
+  const versionChanged = news.version !== undefined && olds.version !== news.version;
+  return { changes: movesChanged || kubernetesChanged || standInsChanged || versionChanged };
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)];
+}
+
+async function apply(news: Inputs): Promise<ServiceRecreationOutputs> {
+  const { inputs, failures } = checkInputs(news);
+  if (failures.length > 0) throw new Error(failures.map((f) => f.reason).join("; "));
+  const kc = new KubeConfig();
+  try {
+    kc.loadFromString(inputs.kubeconfig as string);
+  } catch {
+    throw new Error("kubeconfig: not a usable kubeconfig; check the secret value (cidr-migration:kubeconfig)");
+  }
+  const moves = inputs.moves as Record<string, ServiceMoveEntry>;
+  const standIns = inputs.standIns as Record<string, { of: string; ip: string }>;
+  const requests: ServiceMoveRequest[] = Object.entries(moves).map(([key, entry]) => ({
+    ...parseKey(key)!, fromIP: entry.fromIP, toIP: entry.toIP, type: entry.type,
+    ...(entry.vacate ? { vacate: parseKey(entry.vacate)! } : {}),
+  }));
+  const standInRequests: StandInRequest[] = Object.entries(standIns).map(([key, entry]) => ({ ...parseKey(key)!, of: parseKey(entry.of)!, ip: entry.ip }));
+  const report = await runServiceMoves(kc, {
+    moves: requests,
+    standIns: standInRequests,
+    kubernetesService: inputs.kubernetesService as KubernetesServiceRequest | undefined,
+  }, {
+    parallelism: inputs.parallelism as number,
+    allowLoadBalancerRecreate: inputs.allowLoadBalancerRecreate as boolean,
+    serviceCidr: inputs.serviceCidr as string | undefined,
+    journalNamespace: inputs.journalNamespace as string,
+    adoptJournals: inputs.adoptJournals as boolean,
+    deleteTimeoutMs: (inputs.deleteTimeoutSeconds as number) * 1000,
+  });
+  const gaps = report.results.flatMap((r) => (r.gapMillis === undefined ? [] : [r.gapMillis])).sort((a, b) => a - b);
+  return {
+    moves,
+    ...(inputs.kubernetesService ? { kubernetesService: inputs.kubernetesService as KubernetesServiceRequest } : {}),
+    standIns,
+    parallelism: inputs.parallelism as number,
+    allowLoadBalancerRecreate: inputs.allowLoadBalancerRecreate as boolean,
+    ...(inputs.serviceCidr ? { serviceCidr: inputs.serviceCidr as string } : {}),
+    journalNamespace: inputs.journalNamespace as string,
+    adoptJournals: inputs.adoptJournals as boolean,
+    deleteTimeoutSeconds: inputs.deleteTimeoutSeconds as number,
+    version: inputs.version as string,
+    results: Object.fromEntries(report.results.map((r) => [`${r.namespace}/${r.name}`, r])),
+    ...(report.kubernetesService ? { kubernetesServiceResult: report.kubernetesService } : {}),
+    standInResults: Object.fromEntries(report.standIns.map((s) => [`${s.namespace}/${s.name}`, { ip: s.ip, outcome: s.outcome }])),
+    gapP50Millis: percentile(gaps, 0.5),
+    gapMaxMillis: gaps.length ? gaps[gaps.length - 1] : 0,
+    warnings: report.warnings,
+    totalMillis: report.totalMillis,
+  };
+}
+
+function resourceId(news: Inputs): string {
+  const keys = [...Object.keys((news.moves ?? {}) as object), ...Object.keys((news.standIns ?? {}) as object)].sort();
+  return `service-recreation-${createHash("sha256").update(JSON.stringify(keys)).digest("hex").slice(0, 16)}`;
+}
+
+export const serviceRecreationProvider: pulumi.dynamic.ResourceProvider = {
+  async check(_olds: Inputs, news: Inputs): Promise<pulumi.dynamic.CheckResult> {
+    return checkInputs(news);
+  },
+
+  async diff(_id: string, olds: Inputs, news: Inputs): Promise<pulumi.dynamic.DiffResult> {
+    return diffInputs(olds, news);
+  },
+
+  async create(news: Inputs): Promise<pulumi.dynamic.CreateResult> {
+    return { id: resourceId(news), outs: await apply(news) };
+  },
+
+  async update(_id: string, _olds: Inputs, news: Inputs): Promise<pulumi.dynamic.UpdateResult> {
+    return { outs: await apply(news) };
+  },
+
+  async delete(): Promise<void> {
+    // Moved Services stay moved; a stand-in is removed only by the final DNS swap.
+  },
+};
+
+export class ServiceRecreation extends pulumi.dynamic.Resource {
+  declare readonly results: pulumi.Output<Record<string, MoveResult>>;
+  declare readonly kubernetesServiceResult: pulumi.Output<KubernetesServiceResult | undefined>;
+  declare readonly standInResults: pulumi.Output<Record<string, { ip: string; outcome: string }>>;
+  declare readonly gapP50Millis: pulumi.Output<number>;
+  declare readonly gapMaxMillis: pulumi.Output<number>;
+  declare readonly warnings: pulumi.Output<string[]>;
+
+  constructor(name: string, args: ServiceRecreationArgs, opts?: pulumi.CustomResourceOptions) {
+    super(
+      serviceRecreationProvider,
+      name,
+      {
+        kubeconfig: pulumi.secret(args.kubeconfig),
+        moves: args.moves,
+        kubernetesService: args.kubernetesService,
+        standIns: args.standIns ?? {},
+        parallelism: args.parallelism ?? DEFAULT_PARALLELISM,
+        allowLoadBalancerRecreate: args.allowLoadBalancerRecreate ?? false,
+        serviceCidr: args.serviceCidr,
+        journalNamespace: args.journalNamespace ?? DEFAULT_JOURNAL_NAMESPACE,
+        adoptJournals: args.adoptJournals ?? true,
+        deleteTimeoutSeconds: args.deleteTimeoutSeconds ?? 120,
+        version: args.version ?? SERVICE_RECREATION_PROVIDER_VERSION,
+        results: undefined,
+        kubernetesServiceResult: undefined,
+        standInResults: undefined,
+        gapP50Millis: undefined,
+        gapMaxMillis: undefined,
+        warnings: undefined,
+        totalMillis: undefined,
+      },
+      { ...opts, additionalSecretOutputs: [...(opts?.additionalSecretOutputs ?? []), "kubeconfig"] },
+      "cidr-migration",
+      "ServiceRecreation",
+    );
+  }
+}

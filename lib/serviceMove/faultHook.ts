@@ -1,0 +1,39 @@
+/**
+ * Crash injection for the fault tests: `CIDR_MIGRATION_FAULT=<point>[:<namespace>/<name>]` makes this process
+ * SIGKILL itself when the move of that Service (any Service when no key is given) reaches <point>. SIGKILL, not
+ * an exception: no finally block, no flush, no cleanup runs, exactly as when the machine running `pulumi up` dies.
+ * Unset (always, outside tests), every call is one environment lookup.
+ */
+
+export const FAULT_ENV = "CIDR_MIGRATION_FAULT";
+
+/** Every point where a move can be cut, in the order a move passes them. */
+export const FAULT_POINTS = [
+  "before-journal",
+  "after-journal",
+  "after-detach-dependents",
+  "after-delete",
+  "after-create-conflict",
+  "after-create",
+  "after-endpoints-restore",
+  "after-dependents-relink",
+  "after-verify",
+  "after-journal-remove",
+  // the kubernetes Service (re-created by the apiserver)
+  "after-kubernetes-delete",
+  // the DNS stand-in and the final swap
+  "after-stand-in-create",
+  "after-old-dns-delete",
+  "after-vacate",
+] as const;
+
+export type FaultPoint = typeof FAULT_POINTS[number];
+
+export function faultPoint(point: FaultPoint, key: string): void {
+  const spec = process.env[FAULT_ENV];
+  if (!spec) return;
+  const separator = spec.indexOf(":");
+  const wantedPoint = separator === -1 ? spec : spec.slice(0, separator);
+  const wantedKey = separator === -1 ? undefined : spec.slice(separator + 1);
+  if (wantedPoint === point && (wantedKey === undefined || wantedKey === key)) process.kill(process.pid, "SIGKILL");
+}

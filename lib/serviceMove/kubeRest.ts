@@ -1,0 +1,209 @@
+import * as http from "http";
+import * as https from "https";
+import { KubeConfig } from "@kubernetes/client-node";
+
+/**
+ * A raw-JSON view of the Kubernetes REST API, with its TLS and credentials taken from @kubernetes/client-node
+ * (KubeConfig.applyToHTTPSOptions, the library's hook for requests it does not generate).
+ *
+ * Why not the generated typed clients: their model classes keep only the fields client-node knows and turn
+ * timestamps into Dates, so a Service read through them and written back can silently lose what a newer (or
+ * older) apiserver sent. A mover that promises to lose nothing has to round-trip the apiserver's own JSON.
+ * A keep-alive agent sized for the parallel moves also avoids a TLS handshake per request.
+ */
+
+export type KubeObject = Record<string, unknown> & {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: ObjectMeta;
+};
+
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
+
+export interface ObjectMeta {
+  name?: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  deletionTimestamp?: string;
+  finalizers?: string[];
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  ownerReferences?: OwnerReference[];
+  [key: string]: unknown;
+}
+
+export interface KubeList {
+  items: KubeObject[];
+  metadata?: { resourceVersion?: string; continue?: string };
+}
+
+/** An apiserver answer other than 2xx, with the Status object's reason and message. */
+export class KubeApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly reason: string,
+    readonly apiMessage: string,
+    readonly method: string,
+    readonly path: string,
+  ) {
+    super(`${method} ${path}: HTTP ${status} ${reason}: ${apiMessage}`);
+    this.name = "KubeApiError";
+  }
+}
+
+export function isStatus(err: unknown, status: number): boolean {
+  return err instanceof KubeApiError && err.status === status;
+}
+
+export interface KubeRest {
+  server: string;
+  get(path: string): Promise<KubeObject>;
+  /** undefined on 404 */
+  getOptional(path: string): Promise<KubeObject | undefined>;
+  /** Follows `continue` until the whole list is read. */
+  list(path: string, query?: Record<string, string>): Promise<KubeObject[]>;
+  /** The same list as metadata only (PartialObjectMetadataList): cheap for kinds with large objects. */
+  listMetadata(path: string, query?: Record<string, string>): Promise<KubeObject[]>;
+  create(path: string, body: KubeObject): Promise<KubeObject>;
+  replace(path: string, body: KubeObject): Promise<KubeObject>;
+  /** JSON merge patch (RFC 7386). */
+  mergePatch(path: string, patch: unknown): Promise<KubeObject>;
+  /** JSON patch (RFC 6902); a failed `test` op comes back as 422 Invalid. */
+  jsonPatch(path: string, ops: unknown[]): Promise<KubeObject>;
+  /** DELETE with DeleteOptions; resolves with the apiserver's answer (the object or a Status). */
+  delete(path: string, options?: Record<string, unknown>): Promise<KubeObject>;
+  close(): void;
+}
+
+const REQUEST_TIMEOUT_MS = 30_000;
+const METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
+
+interface Connection {
+  base: URL;
+  options: https.RequestOptions;
+  agent: http.Agent;
+}
+
+async function connect(kc: KubeConfig, maxSockets: number): Promise<Connection> {
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new Error("the kubeconfig has no current cluster; set current-context");
+  const options: https.RequestOptions = {};
+  await kc.applyToHTTPSOptions(options);
+  const base = new URL(cluster.server);
+  let agent = options.agent as http.Agent;
+  if (!cluster.proxyUrl) {
+    const tls = options as https.AgentOptions;
+    agent = base.protocol === "http:"
+      ? new http.Agent({ keepAlive: true, maxSockets })
+      : new https.Agent({
+        keepAlive: true,
+        maxSockets,
+        ca: tls.ca, cert: tls.cert, key: tls.key, pfx: tls.pfx, passphrase: tls.passphrase,
+        rejectUnauthorized: tls.rejectUnauthorized, servername: tls.servername,
+      });
+  }
+  return { base, options, agent };
+}
+
+function parseBody(text: string): unknown {
+  if (text === "") return {};
+  try {
+    return JSON.parse(text);
+  } catch {
+    return { message: text.slice(0, 200) };
+  }
+}
+
+/** Builds a client for the kubeconfig's current context; `close()` ends its keep-alive sockets. */
+export async function kubeRest(kc: KubeConfig, opts: { maxSockets?: number } = {}): Promise<KubeRest> {
+  const conn = await connect(kc, opts.maxSockets ?? 64);
+  const basePath = conn.base.pathname.replace(/\/$/, "");
+
+  function request(method: string, path: string, body?: unknown, contentType = "application/json", accept = "application/json"): Promise<unknown> {
+    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+    const transport = conn.base.protocol === "http:" ? http : https;
+    return new Promise((resolve, reject) => {
+      const req = transport.request({
+        ...conn.options,
+        agent: conn.agent,
+        protocol: conn.base.protocol,
+        hostname: conn.base.hostname,
+        port: conn.base.port,
+        method,
+        path: basePath + path,
+        headers: {
+          ...(conn.options.headers ?? {}),
+          Accept: accept,
+          ...(payload ? { "Content-Type": contentType, "Content-Length": payload.length } : {}),
+        },
+        timeout: REQUEST_TIMEOUT_MS,
+      }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (chunk: Buffer) => chunks.push(chunk));
+        res.on("error", reject);
+        res.on("end", () => {
+          const parsed = parseBody(Buffer.concat(chunks).toString("utf8")) as Record<string, unknown>;
+          const status = res.statusCode ?? 0;
+          if (status >= 200 && status < 300) resolve(parsed);
+          else reject(new KubeApiError(status, String(parsed.reason ?? res.statusMessage ?? ""), String(parsed.message ?? ""), method, path));
+        });
+      });
+      req.on("timeout", () => req.destroy(new Error(`${method} ${path}: no answer within ${REQUEST_TIMEOUT_MS} ms`)));
+      req.on("error", reject);
+      if (payload) req.write(payload);
+      req.end();
+    });
+  }
+
+  async function listPages(path: string, query: Record<string, string>, accept: string): Promise<KubeObject[]> {
+    const items: KubeObject[] = [];
+    let cont: string | undefined;
+    do {
+      const params = new URLSearchParams({ ...query, limit: "500", ...(cont ? { continue: cont } : {}) });
+      const page = (await request("GET", `${path}?${params.toString()}`, undefined, undefined, accept)) as KubeList;
+      items.push(...(page.items ?? []));
+      cont = page.metadata?.continue || undefined;
+    } while (cont);
+    return items;
+  }
+
+  return {
+    server: conn.base.origin,
+    get: (path) => request("GET", path) as Promise<KubeObject>,
+    async getOptional(path) {
+      try {
+        return await (request("GET", path) as Promise<KubeObject>);
+      } catch (err) {
+        if (isStatus(err, 404)) return undefined;
+        throw err;
+      }
+    },
+    list: (path, query = {}) => listPages(path, query, "application/json"),
+    listMetadata: (path, query = {}) => listPages(path, query, METADATA_LIST),
+
+    create: (path, body) => request("POST", path, body) as Promise<KubeObject>,
+    replace: (path, body) => request("PUT", path, body) as Promise<KubeObject>,
+    mergePatch: (path, patch) => request("PATCH", path, patch, "application/merge-patch+json") as Promise<KubeObject>,
+    jsonPatch: (path, ops) => request("PATCH", path, ops, "application/json-patch+json") as Promise<KubeObject>,
+    delete: (path, options) => request("DELETE", path, options === undefined ? undefined : { apiVersion: "v1", kind: "DeleteOptions", ...options }) as Promise<KubeObject>,
+    close: () => conn.agent.destroy(),
+  };
+}
+
+/** REST paths of the objects this mover touches. */
+export const paths = {
+  services: (namespace: string) => `/api/v1/namespaces/${encodeURIComponent(namespace)}/services`,
+  service: (namespace: string, name: string) => `${paths.services(namespace)}/${encodeURIComponent(name)}`,
+  endpoints: (namespace: string, name: string) => `/api/v1/namespaces/${encodeURIComponent(namespace)}/endpoints/${encodeURIComponent(name)}`,
+  endpointsList: (namespace: string) => `/api/v1/namespaces/${encodeURIComponent(namespace)}/endpoints`,
+  configMaps: (namespace: string) => `/api/v1/namespaces/${encodeURIComponent(namespace)}/configmaps`,
+  configMap: (namespace: string, name: string) => `${paths.configMaps(namespace)}/${encodeURIComponent(name)}`,
+};

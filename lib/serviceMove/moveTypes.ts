@@ -1,0 +1,110 @@
+/** What the Service mover is asked to do, and what it reports. Plain data: the dynamic provider's inputs and outputs. */
+
+export interface ServiceRef {
+  namespace: string;
+  name: string;
+}
+
+/** One Service to re-create at its planned ClusterIP. */
+export interface ServiceMoveRequest extends ServiceRef {
+  /** The ClusterIP the plan saw, in the old range. */
+  fromIP: string;
+  /** The planned ClusterIP in the new range. */
+  toIP: string;
+  /** The type the plan saw; the live type is checked again before anything changes. */
+  type?: string;
+  /**
+   * A Service that holds toIP now and is deleted right before the create (the DNS stand-in at the final swap).
+   * The create follows its delete back to back; that gap is the one reported.
+   */
+  vacate?: ServiceRef;
+}
+
+/** default/kubernetes: deleted, then re-created by the apiserver's bootstrap controller at the new first IP. */
+export interface KubernetesServiceRequest {
+  fromIP: string;
+  toIP: string;
+}
+
+/** A temporary Service at `ip` that selects the same pods on the same ports as `of` (the DNS stand-in). */
+export interface StandInRequest extends ServiceRef {
+  of: ServiceRef;
+  ip: string;
+}
+
+export interface ServiceMoveSpec {
+  moves: ServiceMoveRequest[];
+  kubernetesService?: KubernetesServiceRequest;
+  standIns?: StandInRequest[];
+}
+
+export interface MoverOptions {
+  /** Moves in flight at once (config services.parallelism). */
+  parallelism: number;
+  /** Consent to re-create LoadBalancer Services (config services.allowLoadBalancerRecreate). */
+  allowLoadBalancerRecreate: boolean;
+  /** The new Service range: a Service found already inside it is left alone. */
+  serviceCidr?: string;
+  /** Namespace of the journal Secrets (default kube-system). */
+  journalNamespace?: string;
+  /** How long an old object may linger (finalizers) before the move gives up, keeping its journal (default 120 s). */
+  deleteTimeoutMs?: number;
+  /** How long the apiserver gets to re-create default/kubernetes (default 60 s; its loop runs every 10 s). */
+  kubernetesServiceTimeoutMs?: number;
+  /** How long restored hand-made Endpoints are watched for a late delete by the endpoints controller (default 1500 ms). */
+  endpointsSettleMs?: number;
+  /**
+   * Also finish interrupted moves this run was not asked for (journal entries without a stand-in to vacate).
+   * The bulk Service move sets it: after a crash, the next plan cannot list a Service that was deleted.
+   */
+  adoptJournals?: boolean;
+  log?: (line: string) => void;
+}
+
+export type MoveOutcome =
+  /** deleted and re-created at toIP by this run */
+  | "moved"
+  /** an earlier run was cut off; this run finished it from the journal */
+  | "completed-from-journal"
+  /** already at toIP, nothing journaled: nothing to do */
+  | "already-moved"
+  /** at another address inside the new range: left alone */
+  | "in-new-range"
+  /** headless or ExternalName: holds no ClusterIP, left alone */
+  | "no-cluster-ip";
+
+export interface MoveResult {
+  namespace: string;
+  name: string;
+  outcome: MoveOutcome;
+  fromIP?: string;
+  /** The ClusterIP it holds now. */
+  ip: string;
+  /** Milliseconds between the delete being accepted and the create being accepted (no object held the name/IP). */
+  gapMillis?: number;
+  /** Create attempts (more than one when the old object lingered). */
+  createAttempts?: number;
+  /** Hand-made Endpoints put back. */
+  restoredEndpoints?: boolean;
+  /** "<kind> <namespace>/<name>" of dependents re-linked to the new Service. */
+  relinkedDependents?: string[];
+  /** Annotation keys that carried the old IP and were corrected. */
+  correctedAnnotations?: string[];
+  /** The last-applied manifest pinned the old IP: the user's own manifest must change too. */
+  pinnedInLastApplied?: boolean;
+}
+
+export interface KubernetesServiceResult {
+  outcome: "moved" | "already-moved" | "completed-from-journal";
+  ip: string;
+  /** Milliseconds between the delete and the apiserver's re-created object being seen. */
+  gapMillis?: number;
+}
+
+export interface MoveReport {
+  results: MoveResult[];
+  kubernetesService?: KubernetesServiceResult;
+  standIns: Array<ServiceRef & { ip: string; outcome: "created" | "present" }>;
+  warnings: string[];
+  totalMillis: number;
+}
