@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import { CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
-import { IpamObject, ipamLeftovers } from "../lib/calicoPool";
+import { IpamObject, ipamLeftovers } from "../lib/calicoIpamLeftovers";
 import { describeKubeError, isNotFound } from "../lib/kubeClient";
 
 /**

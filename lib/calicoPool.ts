@@ -12,11 +12,10 @@
  *   blockSize 26 / 122, ipipMode and vxlanMode Never, natOutgoing false, nodeSelector "all()"), `disabled: false`.
  * - `defaultNewPoolName(cidr)` → e.g. "cidr-migration-10-48-0-0-16" (a DNS-1123 name derived from the range).
  * - `disabledPoolPatch(name)` → the server-side-apply body that only sets `spec.disabled: true`.
- * - `ipamLeftovers(poolCidr, blocks, affinities)` → the blocks and affinities whose CIDR overlaps the pool:
- *   deletion is allowed only when both lists are empty.
+ * The check that no IPAM block or affinity is left in the old pool is lib/calicoIpamLeftovers.
  * Errors are UserError naming the pool and the field.
  */
-import { cidrsOverlap, normalizeCidr, parseCidr } from "./cidr";
+import { normalizeCidr, parseCidr } from "./cidr";
 import { UserError } from "./errors";
 import { CalicoPoolInfo } from "./inventory";
 
@@ -101,28 +100,4 @@ export function newPoolManifest(oldPool: CalicoPoolInfo, options: NewPoolOptions
 
 export function disabledPoolPatch(name: string): { apiVersion: string; kind: string; metadata: { name: string }; spec: { disabled: true } } {
   return { apiVersion: CALICO_API_VERSION, kind: IPPOOL_KIND, metadata: { name }, spec: { disabled: true } };
-}
-
-export interface IpamObject {
-  name: string;
-  cidr: string;
-  /** BlockAffinity/IPAMBlock affinity, e.g. "host:node-1" or the node name. */
-  node?: string;
-}
-
-export interface IpamLeftovers {
-  blocks: IpamObject[];
-  affinities: IpamObject[];
-}
-
-export function ipamLeftovers(poolCidr: string, blocks: readonly IpamObject[], affinities: readonly IpamObject[]): IpamLeftovers {
-  const inPool = (o: IpamObject) => {
-    try {
-      return cidrsOverlap(poolCidr, o.cidr);
-    } catch {
-      // A CIDR we cannot read might be in the pool: fail closed, count it as left over.
-      return true;
-    }
-  };
-  return { blocks: blocks.filter(inPool), affinities: affinities.filter(inPool) };
 }

@@ -61,6 +61,11 @@ function unwrapSecrets(value: unknown): unknown {
   return value;
 }
 
+/** An Output's value (or its failure): a failed apply() is how a component fails closed at deployment time. */
+export function outputValue<T>(output: pulumi.Output<T>): Promise<T> {
+  return (output as unknown as { promise(): Promise<T> }).promise();
+}
+
 /** The wire inputs as JSON with every secret replaced by "[secret]": what would be readable in plaintext. */
 export function plaintextOf(raw: unknown): string {
   return JSON.stringify(raw, (_key, value) => (isWireSecret(value) ? "[secret]" : value));
