@@ -26,6 +26,22 @@ fi
 # Debian starts etcd as a service on install; the tests run their own.
 systemctl stop etcd 2>/dev/null || pkill -x etcd 2>/dev/null || true
 
+# --- kubectl 1.20.2 for bench/services.bench.ts (the `kubectl replace --force` baseline) ---------------
+# Debian's kubernetes-client, unpacked into the cache rather than installed: /usr/bin/kubectl may belong
+# to another package (google-cloud-sdk ships a dispatcher there), and the bench wants the server's version.
+if [ ! -x "$kube_bin_dir/kubectl" ]; then
+  kubectl_dl=$(mktemp -d)
+  if ! (cd "$kubectl_dl" && apt-get download kubernetes-client >/dev/null 2>&1); then
+    apt_update_once
+    (cd "$kubectl_dl" && apt-get download kubernetes-client >/dev/null)
+  fi
+  dpkg-deb -x "$kubectl_dl"/kubernetes-client_*.deb "$kubectl_dl/root"
+  mkdir -p "$kube_bin_dir"
+  install -m 0755 "$kubectl_dl/root/usr/bin/kubectl" "$kube_bin_dir/kubectl"
+  rm -rf "$kubectl_dl"
+fi
+# --- end kubectl ------------------------------------------------------------------------------------
+
 if [ -n "${KUBEBUILDER_ASSETS:-}" ] && [ -x "$KUBEBUILDER_ASSETS/kube-apiserver" ]; then
   echo "test bed: using kube binaries from KUBEBUILDER_ASSETS=$KUBEBUILDER_ASSETS"
   exit 0
