@@ -1,0 +1,20 @@
+/** GitHub-flavoured markdown tables: cells escaped so a `|`, a newline or markup in data cannot break the table. */
+
+export function mdCell(text: string): string {
+  return text
+    .replace(/\\/g, "\\\\")
+    .replace(/\|/g, "\\|")
+    .replace(/[<>]/g, (c) => (c === "<" ? "&lt;" : "&gt;"))
+    .replace(/\r?\n/g, " ");
+}
+
+/** Inline code that survives backticks inside the value. */
+export function mdCode(text: string): string {
+  const fence = text.includes("`") ? "``" : "`";
+  return `${fence}${mdCell(text)}${fence}`;
+}
+
+export function mdTable(headers: string[], rows: string[][]): string {
+  const line = (cells: string[]) => `| ${cells.join(" | ")} |`;
+  return [line(headers.map(mdCell)), line(headers.map(() => "---")), ...rows.map(line)].join("\n");
+}
