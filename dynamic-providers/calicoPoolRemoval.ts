@@ -1,7 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import { CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
 import { IpamObject, ipamLeftovers } from "../lib/calicoIpamLeftovers";
-import { describeKubeError, isNotFound } from "../lib/kubeClient";
 
 /**
  * Deletes the old Calico IPPool, but only once the cluster proves nothing uses it: no IPAMBlock and no
@@ -79,7 +78,33 @@ async function listAll(api: CustomObjectsApi, plural: string): Promise<CalicoObj
   return items;
 }
 
-function describe(objects: IpamObject[]): string {
+/**
+ * One line for a failed API call. Not lib/kubeClient's describeKubeError: this code is serialized by value into
+ * the state, and that module keeps a Set, which closure serialization cannot carry.
+ */
+function kubeFailure(err: unknown, action: string, server: string | undefined): Error {
+  const code = (err as { code?: unknown }).code;
+  if (typeof code === "number") {
+    const body = (err as { body?: unknown }).body;
+    let message = String((err as Error).message ?? err).split("\n")[0];
+    if (typeof body === "string") {
+      try {
+        message = (JSON.parse(body) as { message?: string }).message ?? message;
+      } catch {
+        message = body.slice(0, 200);
+      }
+    }
+    return new Error(`the cluster answered HTTP ${code} while ${action}: ${message}`);
+  }
+  const errno = typeof code === "string" ? code : (err as { cause?: { code?: string } }).cause?.code;
+  return new Error(`cannot reach the cluster${server ? ` at ${server}` : ""} while ${action} (${errno ?? String((err as Error).message ?? err).split("\n")[0]}); nothing was deleted, check the kubeconfig and re-run`);
+}
+
+function isNotFound(err: unknown): boolean {
+  return (err as { code?: unknown }).code === 404;
+}
+
+function listed(objects: IpamObject[]): string {
   const shown = objects.slice(0, 5).map((o) => `${o.name} (${o.cidr}${o.node ? ` on ${o.node}` : ""})`);
   return shown.join(", ") + (objects.length > shown.length ? `, and ${objects.length - shown.length} more` : "");
 }
@@ -91,14 +116,14 @@ async function removePool(inputs: RemovalInputs): Promise<CalicoPoolRemovalOutpu
   const api = kc.makeApiClient(CustomObjectsApi);
   const what = `Calico IPPool ${inputs.poolName}`;
   const guard = <T>(action: string, p: Promise<T>): Promise<T> => p.catch((err) => {
-    throw new Error(describeKubeError(err, action, server).message);
+    throw kubeFailure(err, action, server);
   });
 
   let pool: CalicoObject | undefined;
   try {
     pool = (await api.getClusterCustomObject({ group: GROUP, version: VERSION, plural: "ippools", name: inputs.poolName })) as CalicoObject;
   } catch (err) {
-    if (!isNotFound(err)) throw new Error(describeKubeError(err, `reading ${what}`, server).message);
+    if (!isNotFound(err)) throw kubeFailure(err, `reading ${what}`, server);
   }
   const [blocks, affinities] = await Promise.all([
     guard("listing Calico IPAM blocks", listAll(api, "ipamblocks")),
@@ -117,15 +142,15 @@ async function removePool(inputs: RemovalInputs): Promise<CalicoPoolRemovalOutpu
   const left = ipamLeftovers(inputs.poolCidr, blocks.map(toIpam), affinities.map(toIpam));
   if (left.blocks.length > 0 || left.affinities.length > 0) {
     const parts = [
-      left.blocks.length > 0 ? `${left.blocks.length} IPAM block(s): ${describe(left.blocks)}` : "",
-      left.affinities.length > 0 ? `${left.affinities.length} block affinit${left.affinities.length === 1 ? "y" : "ies"}: ${describe(left.affinities)}` : "",
+      left.blocks.length > 0 ? `${left.blocks.length} IPAM block(s): ${listed(left.blocks)}` : "",
+      left.affinities.length > 0 ? `${left.affinities.length} block affinit${left.affinities.length === 1 ? "y" : "ies"}: ${listed(left.affinities)}` : "",
     ].filter((p) => p !== "");
     throw new Error(`${what} (${inputs.poolCidr}) is still in use: ${parts.join("; ")}; finish the node rollout (drained nodes release their blocks) and re-run, the pool was not deleted`);
   }
   try {
     await api.deleteClusterCustomObject({ group: GROUP, version: VERSION, plural: "ippools", name: inputs.poolName });
   } catch (err) {
-    if (!isNotFound(err)) throw new Error(describeKubeError(err, `deleting ${what}`, server).message);
+    if (!isNotFound(err)) throw kubeFailure(err, `deleting ${what}`, server);
   }
   return { ...base, result: "deleted" };
 }
