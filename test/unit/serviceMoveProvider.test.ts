@@ -12,7 +12,10 @@ const KUBECONFIG = "apiVersion: v1\nkind: Config\nusers:\n- name: admin\n  user:
 const DYNAMIC = "pulumi-nodejs:dynamic/cidr-migration:ServiceRecreation";
 
 type Inputs = Record<string, unknown>;
-const check = (news: Inputs) => serviceRecreationProvider.check!({}, news);
+const check = async (news: Inputs) => {
+  const result = await serviceRecreationProvider.check!({}, news);
+  return { inputs: result.inputs, failures: result.failures ?? [] };
+};
 const diff = (olds: Inputs, news: Inputs) => serviceRecreationProvider.diff!("id", olds, news);
 
 function inputs(overrides: Inputs = {}): Inputs {
