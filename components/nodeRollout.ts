@@ -1,0 +1,268 @@
+/**
+ * NodeRollout: moves every node the plan moves into its planned subnet of the new pod range, wave by wave.
+ *
+ * Order (lib/nodeMove/rolloutWaves): the canary alone first, then each control-plane node alone, then the workers
+ * in waves of nodeRollout.maxUnavailable. Every node of wave N+1 depends on the last step of every node of wave N,
+ * so the first failure stops the rollout and `pulumi preview` shows the order as dependsOn chains.
+ *
+ * Per node, strategy `reregister` (default; always used for control-plane nodes, which kubeadm reset would remove
+ * from etcd):
+ *   drain             API   back up labels/taints/annotations/unschedulable to a kube-system ConfigMap, cordon,
+ *                           evict (PDBs respected, DaemonSet/mirror pods left, emptyDir allowed, never forced)
+ *   cni-cleanup       SSH   stale CNI configs; Flannel's cni0/flannel.1, subnet.env, host-local state
+ *   kubelet-stop      SSH   stop the kubelet, clear its CPU/memory manager checkpoints
+ *   deregister        API   delete the Node object (only the backed-up one, by uid)
+ *   calico-ipam       API   Calico only: release the node's IPAM blocks and affinities in the old pool
+ *   kubelet-config-read, kubelet-config-dns   SSH, only when the DNS Service moves: clusterDNS in
+ *                           /var/lib/kubelet/config.yaml, while the kubelet is stopped (it reads the file at start)
+ *   kubelet-start     SSH   the kubelet registers the Node again
+ *   rejoin            API   planned podCIDR (KCM runs with --allocate-node-cidrs=false meanwhile), metadata restored
+ *                           exactly, old DaemonSet pods replaced, Ready, uncordon, pods back in the new subnet, verify
+ * Strategy `kubeadm-rejoin` (workers): drain → cni-cleanup → join-token (SSH on a control-plane node: a fresh
+ * bootstrap token, secret output) → deregister → calico-ipam → kubeadm-rejoin (SSH: reset, clean, join; the join
+ * writes config.yaml from the kubelet-config ConfigMap, which carries the new clusterDNS) → rejoin.
+ *
+ * Scripts come from lib/scripts and run through lib/nodeMove/stdinRunner. Backups on the nodes go under
+ * /var/lib/cidr-migration/backup/<runId>. Progress per node (node, step, elapsed) is logged by the API steps; the
+ * plan's estimate per node and in total, beside the manual runbook's 5-8 minutes per node, is logged here and
+ * returned as `estimate`.
+ */
+import * as pulumi from "@pulumi/pulumi";
+import { remote } from "@pulumi/command";
+import { CalicoIpamRelease, NodeDeregister, NodeDrain, NodeRejoin } from "../dynamic-providers/nodeApiSteps";
+import { MigrationConfig, NodeTarget } from "../lib/migrationConfig";
+import { nodeBackupDir } from "../lib/nodeBackupDir";
+import { UnmanagedPodPolicy } from "../lib/nodeMove/drainDecision";
+import { parseJoinCommand } from "../lib/nodeMove/joinCommand";
+import { RolloutEstimate, RolloutWave, rolloutEstimate, rolloutWaves } from "../lib/nodeMove/rolloutWaves";
+import { RUN_SCRIPT_FROM_STDIN } from "../lib/nodeMove/stdinRunner";
+import { NodeMove, Plan } from "../lib/planModel";
+import { cleanupCni } from "../lib/scripts/cleanupCni";
+import { kubeadmRejoin } from "../lib/scripts/kubeadmRejoin";
+import { kubeletReregister } from "../lib/scripts/kubeletReregister";
+import { readFile } from "../lib/scripts/readFile";
+import { setKubeletClusterDns } from "../lib/scripts/setKubeletClusterDns";
+import { ConnectionOptions, SshCredentials, connectionFor } from "./remoteConnection";
+
+export const KUBELET_CONFIG_PATH = "/var/lib/kubelet/config.yaml";
+export const JOIN_TOKEN_COMMAND = "kubeadm token create --print-join-command --ttl 2h";
+
+export interface NodeRolloutArgs {
+  /** lib/plan's Plan: node moves (batch, canary, newPodCIDR), podCidr.from, cni, dns, and the "nodes/<name>" estimates. */
+  plan: Plan;
+  /** The stack's nodes (config `nodes`): SSH host, port and user of every node the plan moves. */
+  nodes: NodeTarget[];
+  /** SSH user and private key (stored as a secret by connectionFor). */
+  ssh: SshCredentials;
+  /** Dial limits and host keys for remote.Command (defaults in components/remoteConnection). */
+  connection?: ConnectionOptions;
+  /** Content of an admin kubeconfig, for the API steps; stored as a secret. */
+  kubeconfig: pulumi.Input<string>;
+  /** config `nodeRollout`: strategy, maxUnavailable (already applied by the planner), drainTimeoutSeconds. */
+  rollout: MigrationConfig["nodeRollout"];
+  /** The migration run id (config `snapshot.trigger`): keys the metadata backups and the node-side backup dir. */
+  runId: string;
+  /** Pods without a controller: "refuse" (default, the drain fails naming them) or "evict". */
+  unmanagedPods?: UnmanagedPodPolicy;
+  /** Limit, in seconds, of each wait after a node re-registers (registration, Ready, pods back). Default 600. */
+  rejoinTimeoutSeconds?: number;
+  /** kubeadm-rejoin: the control-plane node that makes the join tokens. Default: the first control-plane node in `nodes`. */
+  tokenNode?: string;
+}
+
+/** The resources declared for one node, in order. */
+export interface NodeMoveSteps {
+  move: NodeMove;
+  strategy: "reregister" | "kubeadm-rejoin";
+  drain: NodeDrain;
+  cniCleanup: remote.Command;
+  kubeletStop?: remote.Command;
+  joinToken?: remote.Command;
+  deregister: NodeDeregister;
+  calicoIpam?: CalicoIpamRelease;
+  kubeletConfigRead?: remote.Command;
+  kubeletConfigDns?: remote.Command;
+  kubeletStart?: remote.Command;
+  kubeadmRejoin?: remote.Command;
+  rejoin: NodeRejoin;
+}
+
+export class NodeRollout extends pulumi.ComponentResource {
+  /** Per node, the steps declared for it. */
+  readonly steps: Record<string, NodeMoveSteps> = {};
+  readonly waves: RolloutWave[];
+  readonly estimate: RolloutEstimate;
+  /** The rejoin step of every node of the last wave: depend on them to run after the whole rollout. */
+  readonly done: pulumi.Resource[];
+  /** Node name → its podCIDR after the move, as verified by the rejoin step. */
+  readonly podCIDRs: pulumi.Output<Record<string, string>>;
+
+  constructor(name: string, args: NodeRolloutArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("cidr-migration:nodeRollout:NodeRollout", name, {}, opts);
+    const fail = (message: string): never => {
+      throw new pulumi.ResourceError(message, this);
+    };
+    const guard = <T>(make: () => T): T => {
+      try {
+        return make();
+      } catch (error) {
+        return fail((error as Error).message);
+      }
+    };
+
+    const plan = args.plan;
+    if (!plan || !Array.isArray(plan.nodes)) fail("plan is missing its node moves; pass lib/plan's buildPlan() result");
+    const backupDir = guard(() => nodeBackupDir(args.runId));
+    this.waves = guard(() => rolloutWaves(plan.nodes));
+    const targets = new Map((args.nodes ?? []).map((n) => [n.name, n]));
+    const rollout = args.rollout;
+    if (!rollout || (rollout.strategy !== "reregister" && rollout.strategy !== "kubeadm-rejoin")) {
+      fail(`rollout.strategy ${JSON.stringify(rollout?.strategy)} must be "reregister" or "kubeadm-rejoin"`);
+    }
+    if (!Number.isSafeInteger(rollout.drainTimeoutSeconds) || rollout.drainTimeoutSeconds <= 0) {
+      fail(`rollout.drainTimeoutSeconds ${rollout.drainTimeoutSeconds} must be a positive whole number of seconds, e.g. 300`);
+    }
+    const rejoinTimeout = args.rejoinTimeoutSeconds ?? 600;
+    if (!Number.isSafeInteger(rejoinTimeout) || rejoinTimeout <= 0) fail(`rejoinTimeoutSeconds ${rejoinTimeout} must be a positive whole number of seconds, e.g. 600`);
+    if (args.unmanagedPods !== undefined && args.unmanagedPods !== "refuse" && args.unmanagedPods !== "evict") {
+      fail(`unmanagedPods ${JSON.stringify(args.unmanagedPods)} must be "refuse" or "evict"`);
+    }
+    for (const wave of this.waves) {
+      for (const move of wave.nodes) {
+        const target = targets.get(move.name);
+        if (!target) fail(`node ${move.name} is planned to move but is not in cidr-migration:nodes; add it with its SSH host, or re-plan`);
+        guard(() => connectionFor(target!, args.ssh, args.connection));
+      }
+    }
+    const tokenNode = rollout.strategy === "kubeadm-rejoin" ? this.tokenNodeFor(args, fail) : undefined;
+
+    const nodeSteps = plan.phases.find((p) => p.name === "nodes")?.steps ?? [];
+    const secondsFor = (node: string): number => {
+      const step = nodeSteps.find((s) => s.id === `nodes/${node}`);
+      return step ? step.estimateSeconds : fail(`plan has no step nodes/${node}; re-run the planner`);
+    };
+    this.estimate = rolloutEstimate(this.waves, secondsFor, plan.phases.find((p) => p.name === "nodes")?.manualMinutes);
+    void pulumi.log.info(this.estimate.summary, this);
+
+    // DNS moved: the kubelets must point at the new DNS Service IP
+    const clusterDns = plan.dns.oldClusterIP !== undefined && plan.dns.oldClusterIP !== plan.dns.newClusterIP ? [plan.dns.newClusterIP] : undefined;
+    const common = { kubeconfig: args.kubeconfig, runId: args.runId };
+
+    let previous: pulumi.Input<pulumi.Input<pulumi.Resource>[]> | pulumi.Input<pulumi.Resource> | undefined = opts?.dependsOn;
+    let last: pulumi.Resource[] = [];
+    for (const wave of this.waves) {
+      const rejoins = wave.nodes.map((move) => {
+        const strategy = rollout.strategy === "kubeadm-rejoin" && move.role === "worker" ? "kubeadm-rejoin" : "reregister";
+        const steps = this.nodeSteps(`${name}-${move.name}`, move, strategy, {
+          target: targets.get(move.name)!, tokenNode, args, backupDir, clusterDns, common, rejoinTimeout, dependsOn: previous, guard,
+        });
+        this.steps[move.name] = steps;
+        return steps.rejoin;
+      });
+      previous = rejoins;
+      last = rejoins;
+    }
+    this.done = last;
+
+    const entries = Object.values(this.steps).map((s) => pulumi.all([s.move.name, s.rejoin.podCIDR]));
+    this.podCIDRs = pulumi.all(entries).apply((pairs) => Object.fromEntries(pairs));
+    this.registerOutputs({ estimate: this.estimate, podCIDRs: this.podCIDRs });
+  }
+
+  private tokenNodeFor(args: NodeRolloutArgs, fail: (message: string) => never): NodeTarget {
+    const controlPlanes = (args.nodes ?? []).filter((n) => n.role === "control-plane");
+    const node = args.tokenNode ? controlPlanes.find((n) => n.name === args.tokenNode) : controlPlanes[0];
+    if (!node) {
+      return fail(args.tokenNode
+        ? `tokenNode ${args.tokenNode} is not a control-plane node in cidr-migration:nodes; name one that is`
+        : "strategy kubeadm-rejoin needs a control-plane node in cidr-migration:nodes to create join tokens; add one (role: control-plane)");
+    }
+    return node;
+  }
+
+  private nodeSteps(prefix: string, move: NodeMove, strategy: NodeMoveSteps["strategy"], ctx: {
+    target: NodeTarget;
+    tokenNode?: NodeTarget;
+    args: NodeRolloutArgs;
+    backupDir: string;
+    clusterDns?: string[];
+    common: { kubeconfig: pulumi.Input<string>; runId: string };
+    rejoinTimeout: number;
+    dependsOn: pulumi.Input<pulumi.Input<pulumi.Resource>[]> | pulumi.Input<pulumi.Resource> | undefined;
+    guard: <T>(make: () => T) => T;
+  }): NodeMoveSteps {
+    const { args, backupDir, common, guard } = ctx;
+    const plan = args.plan;
+    const connection = connectionFor(ctx.target, args.ssh, args.connection);
+    const child = (dependsOn: pulumi.Resource[]): pulumi.CustomResourceOptions => ({ parent: this, dependsOn });
+    const script = (stepName: string, stdin: pulumi.Input<string>, dependsOn: pulumi.Resource[], extra: Partial<remote.CommandArgs> = {}) =>
+      new remote.Command(`${prefix}-${stepName}`, { connection, create: RUN_SCRIPT_FROM_STDIN, stdin, addPreviousOutputInEnv: false, ...extra }, child(dependsOn));
+
+    const drain = new NodeDrain(`${prefix}-drain`, {
+      ...common,
+      node: move.name,
+      plannedPodCIDR: move.newPodCIDR,
+      oldPodCIDR: move.oldPodCIDR,
+      drainTimeoutSeconds: args.rollout.drainTimeoutSeconds,
+      unmanagedPods: args.unmanagedPods,
+    }, { parent: this, dependsOn: ctx.dependsOn });
+
+    const oldPodCidrs = [plan.podCidr.from, ...(move.oldPodCIDR && move.oldPodCIDR !== plan.podCidr.from ? [move.oldPodCIDR] : [])];
+    const cniCleanup = script("cni-cleanup", guard(() => cleanupCni({ cni: plan.cni, oldPodCidrs, backupDir })), [drain]);
+    const steps: NodeMoveSteps = { move, strategy, drain, cniCleanup } as NodeMoveSteps;
+
+    let beforeDelete: pulumi.Resource = cniCleanup;
+    if (strategy === "reregister") {
+      const kubelet = guard(() => kubeletReregister({ backupDir }));
+      steps.kubeletStop = script("kubelet-stop", kubelet.stop, [cniCleanup]);
+      beforeDelete = steps.kubeletStop;
+    } else {
+      // a fresh token per node, made right before its join, on a control-plane node; the output is the credential
+      steps.joinToken = new remote.Command(`${prefix}-join-token`, {
+        connection: connectionFor(ctx.tokenNode!, args.ssh, args.connection),
+        create: JOIN_TOKEN_COMMAND,
+        logging: "none",
+        addPreviousOutputInEnv: false,
+      }, { parent: this, dependsOn: [cniCleanup], additionalSecretOutputs: ["stdout", "stderr"] });
+      beforeDelete = steps.joinToken;
+    }
+    steps.deregister = new NodeDeregister(`${prefix}-deregister`, { ...common, node: move.name }, child([beforeDelete]));
+    let beforeStart: pulumi.Resource[] = [steps.deregister];
+    if (plan.cni === "calico") {
+      steps.calicoIpam = new CalicoIpamRelease(`${prefix}-calico-ipam`, { ...common, node: move.name, oldPoolCidrs: [plan.podCidr.from] }, child([steps.deregister]));
+      beforeStart = [steps.calicoIpam];
+    }
+
+    let rejoinAfter: pulumi.Resource;
+    if (strategy === "reregister") {
+      if (ctx.clusterDns) {
+        steps.kubeletConfigRead = script("kubelet-config-read", readFile({ path: KUBELET_CONFIG_PATH }), [steps.kubeletStop!], { logging: "stderr" });
+        const edit = steps.kubeletConfigRead.stdout.apply((stdout) => setKubeletClusterDns({
+          configPath: KUBELET_CONFIG_PATH,
+          currentContent: Buffer.from(stdout.trim(), "base64").toString("utf8"),
+          clusterDns: ctx.clusterDns!,
+          backupDir,
+        }).script);
+        // the planned value, known at preview time while the edit itself is not
+        steps.kubeletConfigDns = script("kubelet-config-dns", edit, [steps.kubeletConfigRead], { triggers: [args.runId, ctx.clusterDns.join(",")] });
+        beforeStart = [...beforeStart, steps.kubeletConfigDns];
+      }
+      steps.kubeletStart = script("kubelet-start", guard(() => kubeletReregister({ backupDir })).start, beforeStart);
+      rejoinAfter = steps.kubeletStart;
+    } else {
+      const joinScript = pulumi.secret(steps.joinToken!.stdout).apply((stdout) => {
+        const join = parseJoinCommand(stdout);
+        return kubeadmRejoin({ ...join, rejoinId: args.runId, backupDir, nodeName: move.name }).reveal("kubeadm-rejoin script");
+      });
+      steps.kubeadmRejoin = script("kubeadm-rejoin", pulumi.secret(joinScript), beforeStart);
+      rejoinAfter = steps.kubeadmRejoin;
+    }
+    steps.rejoin = new NodeRejoin(`${prefix}-rejoin`, {
+      ...common,
+      node: move.name,
+      plannedPodCIDR: move.newPodCIDR,
+      rejoinTimeoutSeconds: ctx.rejoinTimeout,
+    }, child([rejoinAfter]));
+    return steps;
+  }
+}
