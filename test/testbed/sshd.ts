@@ -1,0 +1,147 @@
+// A real OpenSSH server on 127.0.0.1 (Debian openssh-server) for the tests of remote node steps: a throwaway
+// host key and client key in a temp dir, key-only login, and a client that connects the way remote.Command does
+// (host, port, user, private key; the host key pinned). Optionally inside a network namespace, so scripts that
+// delete links (cni0, flannel.1) only ever see the namespace's devices.
+import { execFile, spawn } from "child_process";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { promisify } from "util";
+import { freePort } from "./etcd";
+import { ManagedProcess, sleep, startProcess } from "./processes";
+
+const execFileAsync = promisify(execFile);
+const SSHD = "/usr/sbin/sshd";
+const READY_TIMEOUT_MS = 20_000;
+
+export interface SshdOptions {
+    /** Run sshd (and the client) inside this existing network namespace (`ip netns add` it first). */
+    netns?: string;
+    /** Environment of every session (sshd SetEnv), e.g. a PATH with fake systemctl/kubeadm first. */
+    sessionEnv?: Record<string, string>;
+    /** Login user (default root: the node steps run as root). */
+    user?: string;
+}
+
+/** What remote.Command's `connection` carries, as the tests take it from the declared resource. */
+export interface SshConnection {
+    host: string;
+    port: number;
+    user: string;
+    privateKey: string;
+}
+
+export interface SshResult {
+    code: number;
+    stdout: string;
+    stderr: string;
+}
+
+export interface SshServer {
+    host: string;
+    port: number;
+    user: string;
+    /** The client's private key (OpenSSH PEM), as a stack would hold it in `ssh.privateKey`. */
+    privateKey: string;
+    /** The server's host key line ("ssh-ed25519 AAAA..."), as remote.Command's `hostKey` takes it. */
+    hostKey: string;
+    dir: string;
+    pid: number;
+    log(): string;
+    /** Runs `command` with `stdin` over SSH with exactly these connection settings, checking the host key. */
+    run(connection: SshConnection, command: string, stdin?: string): Promise<SshResult>;
+    stop(): Promise<void>;
+}
+
+function inNetns(netns: string | undefined, argv: string[]): string[] {
+    return netns ? ["ip", "netns", "exec", netns, ...argv] : argv;
+}
+
+export async function startSshd(opts: SshdOptions = {}): Promise<SshServer> {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cidr-sshd-"));
+    const user = opts.user ?? "root";
+    await execFileAsync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "cidr-migration-test-host", "-f", path.join(dir, "host_key")]);
+    await execFileAsync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "cidr-migration-test-client", "-f", path.join(dir, "client_key")]);
+    fs.copyFileSync(path.join(dir, "client_key.pub"), path.join(dir, "authorized_keys"));
+    const hostKey = fs.readFileSync(path.join(dir, "host_key.pub"), "utf8").trim().split(" ").slice(0, 2).join(" ");
+    // sshd's privilege separation directory
+    fs.mkdirSync("/run/sshd", { recursive: true, mode: 0o755 });
+
+    // the netns has its own port space; a free port on the host is as good a guess as any there
+    const port = await freePort();
+    const config = [
+        `Port ${port}`,
+        "ListenAddress 127.0.0.1",
+        `HostKey ${path.join(dir, "host_key")}`,
+        `PidFile ${path.join(dir, "sshd.pid")}`,
+        `AuthorizedKeysFile ${path.join(dir, "authorized_keys")}`,
+        `AllowUsers ${user}`,
+        "PermitRootLogin prohibit-password",
+        "PubkeyAuthentication yes",
+        "PasswordAuthentication no",
+        "KbdInteractiveAuthentication no",
+        "UsePAM no",
+        // the temp dir lives under the world-writable /tmp
+        "StrictModes no",
+        "LogLevel VERBOSE",
+        ...(opts.sessionEnv ? [`SetEnv ${Object.entries(opts.sessionEnv).map(([k, v]) => `${k}=${v}`).join(" ")}`] : []),
+    ];
+    fs.writeFileSync(path.join(dir, "sshd_config"), `${config.join("\n")}\n`);
+    const argv = inNetns(opts.netns, [SSHD, "-D", "-e", "-f", path.join(dir, "sshd_config")]);
+    const proc: ManagedProcess = startProcess(argv[0], argv.slice(1), path.join(dir, "sshd.log"));
+
+    const knownHosts = path.join(dir, "known_hosts");
+    fs.writeFileSync(knownHosts, `[127.0.0.1]:${port} ${hostKey}\n`);
+    const privateKey = fs.readFileSync(path.join(dir, "client_key"), "utf8");
+
+    async function run(connection: SshConnection, command: string, stdin = ""): Promise<SshResult> {
+        // the key as remote.Command gets it (content), written where only this test can read it
+        const keyFile = path.join(dir, `key-${process.hrtime.bigint()}`);
+        fs.writeFileSync(keyFile, connection.privateKey.endsWith("\n") ? connection.privateKey : `${connection.privateKey}\n`, { mode: 0o600 });
+        const ssh = inNetns(opts.netns, [
+            "ssh", "-F", "/dev/null", "-i", keyFile, "-p", String(connection.port),
+            "-o", "BatchMode=yes", "-o", "IdentitiesOnly=yes", "-o", `UserKnownHostsFile=${knownHosts}`, "-o", "StrictHostKeyChecking=yes",
+            "-o", "ConnectTimeout=10", `${connection.user}@${connection.host}`, "--", command,
+        ]);
+        try {
+            return await new Promise<SshResult>((resolve, reject) => {
+                const child = spawn(ssh[0], ssh.slice(1), { stdio: ["pipe", "pipe", "pipe"] });
+                let stdout = "";
+                let stderr = "";
+                child.stdout.on("data", (d: Buffer) => { stdout += d.toString(); });
+                child.stderr.on("data", (d: Buffer) => { stderr += d.toString(); });
+                child.once("error", reject);
+                child.once("close", (code) => resolve({ code: code ?? -1, stdout, stderr }));
+                child.stdin.end(stdin);
+            });
+        } finally {
+            fs.rmSync(keyFile, { force: true });
+        }
+    }
+
+    const self = { host: "127.0.0.1", port, user, privateKey };
+    const deadline = Date.now() + READY_TIMEOUT_MS;
+    for (;;) {
+        if (proc.exited()) throw new Error(`sshd exited (${proc.exitCode()}):\n${proc.logTail(20)}`);
+        const probe = await run(self, "true").catch((err: Error) => ({ code: -1, stdout: "", stderr: err.message }));
+        if (probe.code === 0) break;
+        if (Date.now() > deadline) {
+            await proc.stop();
+            throw new Error(`sshd on 127.0.0.1:${port} did not accept the test key within ${READY_TIMEOUT_MS} ms: ${probe.stderr.trim()}\n${proc.logTail(20)}`);
+        }
+        await sleep(100);
+    }
+
+    return {
+        ...self,
+        hostKey,
+        dir,
+        pid: proc.pid,
+        log: () => proc.logTail(200),
+        run,
+        async stop() {
+            await proc.stop();
+            fs.rmSync(dir, { recursive: true, force: true });
+        },
+    };
+}
