@@ -23,7 +23,7 @@ import { nodeBackupDir } from "../lib/nodeBackupDir";
 import { readFile } from "../lib/scripts/readFile";
 import { opensslIpSan, renewApiserverCert } from "../lib/scripts/renewApiserverCert";
 import { NodeAccessArgs, checkCidr, checkNodeAccess, DEFAULT_HEALTH_TIMEOUT_SECONDS } from "./controlPlane";
-import { connectionFor } from "./remoteConnection";
+import { bashCommand, connectionFor } from "./remoteConnection";
 
 export interface ApiserverCertsArgs extends NodeAccessArgs {
   /** Service range move; the certificate gets kubernetesServiceIP(to) (e.g. 10.112.0.1 for 10.112.0.0/12). */
@@ -72,7 +72,7 @@ export class ApiserverCerts extends pulumi.ComponentResource {
       const connection = connectionFor(node, args.ssh, args.connection);
       const read = new remote.Command(`${name}-${node.name}-read`, {
         connection,
-        create: readFile({ path: APISERVER_MANIFEST, root: args.root }),
+        create: bashCommand(readFile({ path: APISERVER_MANIFEST, root: args.root })),
         triggers: [args.runId, APISERVER_MANIFEST],
         logging: "stderr",
       }, { parent: this, dependsOn: previous });
@@ -102,7 +102,7 @@ export class ApiserverCerts extends pulumi.ComponentResource {
       });
       const renew = new remote.Command(`${name}-${node.name}-renew`, {
         connection,
-        create: script,
+        create: bashCommand(script),
         triggers: [args.runId, this.newServiceIpSan],
       }, { parent: this, dependsOn: [read], customTimeouts: { create: `${timeoutSeconds * 3 + 120}s` } });
       this.steps[node.name] = { read, renew };

@@ -32,7 +32,7 @@ import { readFile } from "../lib/scripts/readFile";
 import { ControlPlaneComponent } from "../lib/scripts/waitComponentHealthy";
 import { FlagValue } from "../lib/manifestFlags";
 import { normalizeCidr } from "../lib/cidr";
-import { ConnectionOptions, SshCredentials, connectionFor } from "./remoteConnection";
+import { ConnectionOptions, SshCredentials, bashCommand, connectionFor } from "./remoteConnection";
 
 export const DEFAULT_KCM_HEALTH_URL = "https://127.0.0.1:10257/healthz";
 export const DEFAULT_APISERVER_HEALTH_URL = "https://127.0.0.1:6443/healthz";
@@ -146,7 +146,7 @@ export function flagChangeSteps(request: FlagChangeRequest): FlagChangeSteps {
   const timeoutSeconds = args.healthTimeoutSeconds ?? DEFAULT_HEALTH_TIMEOUT_SECONDS;
   const read = new remote.Command(`${request.name}-read`, {
     connection,
-    create: readFile({ path, root: args.root }),
+    create: bashCommand(readFile({ path, root: args.root })),
     // Once per run: a re-run reuses what was read, and the write step is a no-op once the file has the new content.
     triggers: [args.runId, path],
     logging: "stderr",
@@ -163,7 +163,7 @@ export function flagChangeSteps(request: FlagChangeRequest): FlagChangeSteps {
   }).script);
   const write = new remote.Command(`${request.name}-write`, {
     connection,
-    create: script,
+    create: bashCommand(script),
     // The planned values, known at preview time even while the script itself is not.
     triggers: [args.runId, path, Object.entries(request.flags).map(([flag, value]) => `--${flag}=${value}`).join(" ")],
   }, { parent: request.parent, dependsOn: [read], customTimeouts: { create: `${timeoutSeconds * 2 + 120}s` } });
@@ -196,7 +196,7 @@ export class ControlPlane extends pulumi.ComponentResource {
     for (const node of args.nodes) {
       const backup = new remote.Command(`${name}-${node.name}-backup`, {
         connection: connectionFor(node, args.ssh, args.connection),
-        create: backupControlPlane({ backupDir: this.backupDir, root: args.root }),
+        create: bashCommand(backupControlPlane({ backupDir: this.backupDir, root: args.root })),
         triggers: [args.runId],
       }, { parent: this, dependsOn: previous });
       const controllerManager = flagChangeSteps({

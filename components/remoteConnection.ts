@@ -11,12 +11,15 @@
  *   about a minute with the provider's dial error instead of hanging the whole `pulumi up`.
  * - `hostKey`: the node's expected SSH host key ("ssh-ed25519 AAAA..."); without it the provider does not check
  *   the host's identity, so production stacks should pass it.
+ * - `bashCommand(script)`: the `create` string for a generated script. remote.Command hands `create` to the SSH
+ *   user's login shell (sh, dash, zsh, ...); our scripts are bash, so they always run as `bash -c '<script>'`.
  * Bad input (empty host or user, a port outside 1..65535, non-positive limits) throws one readable line naming
  * the node and the field.
  */
 import * as pulumi from "@pulumi/pulumi";
 import { types } from "@pulumi/command";
 import { NodeTarget } from "../lib/migrationConfig";
+import { shellQuote } from "../lib/shellQuote";
 
 export interface SshCredentials {
   /** Login user when the node does not name its own (config `ssh.user`). */
@@ -64,4 +67,9 @@ export function connectionFor(node: ConnectionTarget, ssh: SshCredentials, optio
   };
   if (options.hostKey !== undefined) connection.hostKey = options.hostKey;
   return connection;
+}
+
+/** `bash -c '<script>'`: the script runs under bash whatever the SSH user's login shell is. */
+export function bashCommand(script: pulumi.Input<string>): pulumi.Output<string> {
+  return pulumi.output(script).apply((text) => `bash -c ${shellQuote(text)}`);
 }

@@ -58,6 +58,13 @@ function writtenManifest(script: string): string {
   return Buffer.from(match[1], "base64").toString("utf8");
 }
 
+/** The script inside a `bash -c '<script>'` create command (shellQuote reversed). */
+function scriptOf(command: RegisteredResource): string {
+  const match = /^bash -c '([\s\S]*)'$/.exec(command.inputs.create as string);
+  assert.ok(match, `${command.name}: create must be bash -c '<script>', got ${String(command.inputs.create).slice(0, 40)}`);
+  return match[1].split("'\\''").join("'");
+}
+
 function lastValue(flags: Map<string, string[]>, name: string): string | undefined {
   const values = flags.get(name);
   return values?.[values.length - 1];
@@ -124,7 +131,7 @@ describe("ControlPlane (under mocks)", () => {
   });
 
   it("writes KCM with the new cluster-cidr, service range, mask size and allocation off, nothing else changed", () => {
-    const script = graph.named("cp-cp-1-kcm-write").inputs.create as string;
+    const script = scriptOf(graph.named("cp-cp-1-kcm-write"));
     const written = writtenManifest(script);
     const before = readFlags(KCM);
     const after = readFlags(written);
@@ -144,7 +151,7 @@ describe("ControlPlane (under mocks)", () => {
   });
 
   it("writes the apiserver with only the new service-cluster-ip-range", () => {
-    const script = graph.named("cp-cp-2-apiserver-write").inputs.create as string;
+    const script = scriptOf(graph.named("cp-cp-2-apiserver-write"));
     const written = writtenManifest(script);
     const before = readFlags(APISERVER);
     const after = readFlags(written);
@@ -162,7 +169,7 @@ describe("ControlPlane (under mocks)", () => {
   });
 
   it("backs up manifests and PKI into the run's directory", () => {
-    const script = graph.named("cp-cp-2-backup").inputs.create as string;
+    const script = scriptOf(graph.named("cp-cp-2-backup"));
     assert.match(script, /readonly BACKUP_DIR="\$ROOT"'\/var\/lib\/cidr-migration\/backup\/2024-05-01'/);
     assert.match(script, /readonly PKI="\$ROOT"'\/etc\/kubernetes\/pki'/);
   });
@@ -173,7 +180,7 @@ describe("ControlPlane (under mocks)", () => {
       const node = nodes.find((n) => command.name.startsWith(`cp-${n.name}-`))!;
       assert.equal(command.inputs.connection.host, node.host);
       assert.equal(command.inputs.connection.port, node.port);
-      shellcheck(command.name, command.inputs.create);
+      shellcheck(command.name, scriptOf(command));
     }
   });
 
@@ -196,10 +203,10 @@ describe("EnableCidrAllocation (under mocks)", () => {
       ...common, podCidr: "10.48.0.0/16", serviceCidr: "10.112.0.0/12", nodeMaskSize: 24,
     }), { outputs: manifestOutputs });
     assertChain(graph, ["alloc-cp-1-kcm-read", "alloc-cp-1-kcm-write", "alloc-cp-2-kcm-read", "alloc-cp-2-kcm-write"]);
-    const script = graph.named("alloc-cp-1-kcm-write").inputs.create as string;
+    const script = scriptOf(graph.named("alloc-cp-1-kcm-write"));
     assert.equal(lastValue(readFlags(writtenManifest(script)), "allocate-node-cidrs"), "true");
     assert.match(script, /backup\/2024-05-01\/enable-cidr-allocation\/etc\/kubernetes\/manifests\/kube-controller-manager\.yaml/);
-    for (const command of commands(graph)) shellcheck(command.name, command.inputs.create);
+    for (const command of commands(graph)) shellcheck(command.name, scriptOf(command));
   });
 
   it("refuses a mask that does not fit", () => {
@@ -218,7 +225,7 @@ describe("ApiserverCerts (under mocks)", () => {
   });
 
   it("re-issues with the cluster's own config: new serviceSubnet, this node's name and advertise address, the old Service IP kept", () => {
-    const script = graph.named("certs-cp-1-renew").inputs.create as string;
+    const script = scriptOf(graph.named("certs-cp-1-renew"));
     const config = /readonly CONFIG_TEXT='([^']*)'/.exec(script);
     assert.ok(config, "the script carries the kubeadm config");
     const [init, cluster] = config[1].split("---\n").map((doc) => parse(doc));
@@ -232,12 +239,12 @@ describe("ApiserverCerts (under mocks)", () => {
     assert.match(script, /readonly DROPPED_SANS=\(\)/);
     assert.match(script, /"\$KUBEADM" init phase certs apiserver --config "\$CONFIG"/);
     assert.match(script, /readonly EXPECT_FLAGS=\('--service-cluster-ip-range=10\.112\.0\.0\/12'\)/);
-    for (const command of commands(graph)) shellcheck(command.name, command.inputs.create);
+    for (const command of commands(graph)) shellcheck(command.name, scriptOf(command));
   });
 
   it("lets the old Service IP go when asked", async () => {
     const g = await captureGraph(() => new ApiserverCerts("certs", { ...common, nodes: [nodes[0]], serviceCidr, clusterConfiguration: CLUSTER_CONFIGURATION, keepOldServiceIp: false }), { outputs: manifestOutputs });
-    const script = g.named("certs-cp-1-renew").inputs.create as string;
+    const script = scriptOf(g.named("certs-cp-1-renew"));
     assert.match(script, /readonly DROPPED_SANS=\('IP Address:10\.96\.0\.1'\)/);
     assert.doesNotMatch(script, /certSANs/);
   });

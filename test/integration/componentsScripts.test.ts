@@ -1,0 +1,368 @@
+/**
+ * The composite node scripts of issue 6, run with bash in a sandbox root standing in for `/`:
+ * - flagEditStep (write → wait → restore-on-failure) for KCM, against a simulated kubelet: it (re)starts the
+ *   component from the manifest on disk (a fake /proc/<pid>/cmdline with the manifest's argv, and a real HTTPS
+ *   /healthz server on loopback), the way kubelet restarts a static pod whose manifest changed;
+ * - renewApiserverCert with REAL openssl on a real CA and certificate made here: the old pair is moved aside and
+ *   kept, the new certificate must carry the new Service IP and every old SAN, the apiserver is restarted by moving
+ *   its manifest out and back, and the simulated apiserver then serves the new certificate (checked over TLS by
+ *   the script with `openssl s_client`). kubeadm is the real v1.20.2 binary for the success path; failure paths use
+ *   stand-ins that misbehave on purpose (issue a certificate without the new IP, or fail).
+ * Each script is shellchecked, and a second run changes nothing (sandbox tree hash).
+ */
+import { strict as assert } from "assert";
+import { spawn, spawnSync } from "child_process";
+import { createHash } from "crypto";
+import * as fs from "fs";
+import * as https from "https";
+import * as os from "os";
+import * as path from "path";
+import { parse } from "yaml";
+import { readFlags } from "../../lib/manifestFlags";
+import { flagEditStep } from "../../lib/scripts/flagEditStep";
+import { renewApiserverCert } from "../../lib/scripts/renewApiserverCert";
+import { freePort } from "../testbed/etcd";
+import { createPki } from "../testbed/pki";
+
+const FIXTURES = path.join(__dirname, "..", "fixtures");
+const KCM = fs.readFileSync(path.join(FIXTURES, "manifests", "v1.29-single-cp-kube-controller-manager.yaml"), "utf8");
+const APISERVER = fs.readFileSync(path.join(FIXTURES, "manifests", "v1.29-single-cp-kube-apiserver.yaml"), "utf8");
+const CLUSTER_CONFIGURATION: string = parse(fs.readFileSync(path.join(FIXTURES, "testbed", "kubeadm-config-cm-v1beta3-v1.28.yaml"), "utf8")).data.ClusterConfiguration;
+const BACKUP_DIR = "/var/lib/cidr-migration/backup/2024-05-01";
+const KCM_PATH = "/etc/kubernetes/manifests/kube-controller-manager.yaml";
+const APISERVER_PATH = "/etc/kubernetes/manifests/kube-apiserver.yaml";
+
+/** The real kubeadm v1.20.2 (test/testbed/install.sh builds it next to kube-apiserver), or CIDR_MIGRATION_KUBEADM. */
+function realKubeadm(): string {
+  const candidates = [process.env.CIDR_MIGRATION_KUBEADM, path.join(os.homedir(), ".cache", "cidr-migration", "kube-1.20.2", "bin", "kubeadm")];
+  const found = candidates.find((c) => c && fs.existsSync(c));
+  if (!found) throw new Error("kubeadm v1.20.2 not found; run test/testbed/install.sh (it builds cmd/kubeadm) or set CIDR_MIGRATION_KUBEADM");
+  return found;
+}
+
+const tempDirs: string[] = [];
+function tempDir(prefix: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `cidr-migration-${prefix}-`));
+  tempDirs.push(dir);
+  return dir;
+}
+after(() => {
+  for (const dir of tempDirs) fs.rmSync(dir, { recursive: true, force: true });
+});
+
+function shellcheck(name: string, script: string): void {
+  const result = spawnSync("shellcheck", ["-s", "bash", "-"], { input: script, encoding: "utf8" });
+  if (result.error) throw new Error(`shellcheck is not available (${result.error.message}); install it (test/testbed/install.sh)`);
+  assert.equal(result.status, 0, `${name} fails shellcheck:\n${result.stdout}`);
+}
+
+/** Runs a script with bash WITHOUT blocking the event loop (the simulated kubelet and servers live in this process). */
+function run(script: string, env: Record<string, string> = {}): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn("bash", ["-c", script], { env: { ...process.env, ...env } });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => { stdout += d.toString(); });
+    child.stderr.on("data", (d: Buffer) => { stderr += d.toString(); });
+    child.on("close", (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
+function treeHash(root: string): string {
+  const hash = createHash("sha256");
+  const walk = (dir: string): void => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+      const full = path.join(dir, entry.name);
+      if (full.startsWith(path.join(root, "proc"))) continue; // the simulated processes, not node state
+      const stat = fs.lstatSync(full);
+      hash.update(`${path.relative(root, full)}:${stat.mode}\n`);
+      if (entry.isDirectory()) walk(full);
+      else hash.update(fs.readFileSync(full));
+    }
+  };
+  walk(root);
+  return hash.digest("hex");
+}
+
+interface Running {
+  pid: number;
+  argv: string[];
+  server?: https.Server;
+}
+
+/**
+ * A kubelet for one static pod: every 50 ms it compares the manifest on disk with what runs. A changed manifest
+ * restarts the "process" (new /proc entry with the manifest's argv, new HTTPS server with the certificate files
+ * named by the manifest's --tls-cert-file/--tls-private-key-file, or `defaultTls`); a missing manifest stops it.
+ * `healthy(argv)` decides what /healthz answers, so a test can make a component fail with certain flags.
+ */
+class SimulatedKubelet {
+  private running?: Running;
+  private timer?: NodeJS.Timeout;
+  private nextPid = 4000;
+  private busy = false;
+  restarts = 0;
+
+  constructor(
+    private readonly root: string,
+    private readonly manifestPath: string,
+    private readonly port: number,
+    private readonly healthy: (argv: string[]) => boolean,
+    private readonly defaultTls: { cert: string; key: string },
+  ) {}
+
+  start(): void {
+    this.timer = setInterval(() => void this.sync(), 50);
+  }
+
+  /** Resolves once the component runs (the first sync happened). */
+  async waitRunning(): Promise<void> {
+    while (!this.running) await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.kill();
+  }
+
+  private async kill(): Promise<void> {
+    const current = this.running;
+    this.running = undefined;
+    if (!current) return;
+    fs.rmSync(path.join(this.root, "proc", String(current.pid)), { recursive: true, force: true });
+    await new Promise<void>((resolve) => (current.server ? current.server.close(() => resolve()) : resolve()));
+  }
+
+  private argvOf(text: string): string[] {
+    const container = (parse(text) as { spec: { containers: Array<{ command?: string[]; args?: string[] }> } }).spec.containers[0];
+    return [...(container.command ?? []), ...(container.args ?? [])];
+  }
+
+  private async sync(): Promise<void> {
+    if (this.busy) return;
+    this.busy = true;
+    try {
+      const file = path.join(this.root, this.manifestPath);
+      const text = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : undefined;
+      const argv = text === undefined ? undefined : this.argvOf(text);
+      if (JSON.stringify(argv) === JSON.stringify(this.running?.argv)) return;
+      await this.kill();
+      if (!argv) return;
+      this.restarts++;
+      const flags = readFlags(text!);
+      const file2 = (flag: string, fallback: string) => {
+        const value = flags.get(flag)?.at(-1);
+        return value ? path.join(this.root, value) : fallback;
+      };
+      const certFile = file2("tls-cert-file", this.defaultTls.cert);
+      const keyFile = file2("tls-private-key-file", this.defaultTls.key);
+      const ok = this.healthy(argv);
+      const server = https.createServer({ cert: fs.readFileSync(certFile), key: fs.readFileSync(keyFile) }, (req, res) => {
+        res.writeHead(ok && req.url === "/healthz" ? 200 : 500);
+        res.end(ok ? "ok" : "[-]nodeipam failed: cidr out of range");
+      });
+      await new Promise<void>((resolve) => server.listen(this.port, "127.0.0.1", resolve));
+      const pid = this.nextPid++;
+      fs.mkdirSync(path.join(this.root, "proc", String(pid)), { recursive: true });
+      fs.writeFileSync(path.join(this.root, "proc", String(pid), "cmdline"), argv.join("\0") + "\0");
+      this.running = { pid, argv, server };
+    } finally {
+      this.busy = false;
+    }
+  }
+}
+
+async function controlPlaneRoot(): Promise<{ root: string; tls: { cert: string; key: string } }> {
+  const root = tempDir("cp-root");
+  fs.mkdirSync(path.join(root, "etc/kubernetes/manifests"), { recursive: true });
+  fs.mkdirSync(path.join(root, "proc"), { recursive: true });
+  const serving = await createPki(tempDir("serving-pki"));
+  const cert = await serving.issue("serving", { commonName: "localhost", ipAddresses: ["127.0.0.1"], usage: "server" });
+  return { root, tls: { cert: cert.certPath, key: cert.keyPath } };
+}
+
+describe("flagEditStep in a sandbox root with a simulated kubelet", function () {
+  this.timeout(120_000);
+  const kubelets: SimulatedKubelet[] = [];
+  afterEach(async () => {
+    for (const k of kubelets.splice(0)) await k.stop();
+  });
+
+  async function setup(healthy: (argv: string[]) => boolean) {
+    const { root, tls } = await controlPlaneRoot();
+    fs.writeFileSync(path.join(root, KCM_PATH), KCM, { mode: 0o600 });
+    const port = await freePort();
+    const kubelet = new SimulatedKubelet(root, KCM_PATH, port, healthy, tls);
+    kubelets.push(kubelet);
+    kubelet.start();
+    const step = flagEditStep({
+      path: KCM_PATH,
+      component: "kube-controller-manager",
+      currentContent: KCM,
+      flags: { "cluster-cidr": "10.48.0.0/16", "service-cluster-ip-range": "10.112.0.0/12", "node-cidr-mask-size": 24, "allocate-node-cidrs": false },
+      healthUrl: `https://127.0.0.1:${port}/healthz`,
+      timeoutSeconds: 20,
+      backupDir: BACKUP_DIR,
+      root,
+    });
+    shellcheck("kcm flag edit", step.script);
+    return { root, kubelet, step };
+  }
+
+  it("writes the new flags, waits for KCM to run them healthy, keeps the original; a re-run changes nothing", async () => {
+    const { root, kubelet, step } = await setup(() => true);
+    const first = await run(step.script);
+    assert.equal(first.status, 0, first.stderr);
+    assert.match(first.stdout, /kube-controller-manager is healthy and runs with --cluster-cidr=10\.48\.0\.0\/16/);
+    assert.equal(fs.readFileSync(path.join(root, KCM_PATH), "utf8"), step.newContent);
+    assert.equal(fs.readFileSync(path.join(root, BACKUP_DIR, KCM_PATH), "utf8"), KCM, "the pre-migration manifest is kept");
+    assert.equal((fs.statSync(path.join(root, KCM_PATH)).mode & 0o777), 0o600, "the manifest keeps its mode");
+    const restarts = kubelet.restarts;
+    const before = treeHash(root);
+    const second = await run(step.script);
+    assert.equal(second.status, 0, second.stderr);
+    assert.match(second.stdout, /already has the new content; nothing to do/);
+    assert.equal(treeHash(root), before, "the second run changed the node");
+    assert.equal(kubelet.restarts, restarts, "the second run restarted KCM");
+  });
+
+  it("restores the previous manifest and exits 1 when KCM does not come up healthy with the new flags", async () => {
+    // Like the real KCM with Nodes outside its range: unhealthy as soon as it runs the new --cluster-cidr.
+    const { root, step } = await setup((argv) => !argv.includes("--cluster-cidr=10.48.0.0/16"));
+    const result = await run(step.script.replace("readonly TIMEOUT=20", "readonly TIMEOUT=3"));
+    assert.equal(result.status, 1);
+    assert.match(result.stderr, /kube-controller-manager did not become healthy with the new \/etc\/kubernetes\/manifests\/kube-controller-manager\.yaml; the previous manifest is back in place/);
+    assert.equal(fs.readFileSync(path.join(root, KCM_PATH), "utf8"), KCM, "the old manifest is back, byte for byte");
+    assert.equal(fs.readFileSync(path.join(root, BACKUP_DIR, "failed", KCM_PATH), "utf8"), step.newContent, "the failed manifest is kept for the post-mortem");
+    assert.match(result.stdout, /kube-controller-manager is healthy and runs with --cluster-cidr=10\.244\.0\.0\/16/, "the restore was checked against the old flags");
+  });
+});
+
+describe("renewApiserverCert in a sandbox root with real openssl", function () {
+  this.timeout(180_000);
+  const kubelets: SimulatedKubelet[] = [];
+  afterEach(async () => {
+    for (const k of kubelets.splice(0)) await k.stop();
+  });
+
+  /** A control-plane node: CA + an apiserver cert for the OLD range (as kubeadm issued it), and the manifest. */
+  async function node() {
+    const { root, tls } = await controlPlaneRoot();
+    const pkiDir = path.join(root, "etc/kubernetes/pki");
+    const pki = await createPki(pkiDir);
+    await pki.issue("apiserver", {
+      commonName: "kube-apiserver",
+      dnsNames: ["cp-1", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"],
+      ipAddresses: ["10.96.0.1", "127.0.0.1", "192.168.1.105"],
+      usage: "server",
+    });
+    const oldCert = fs.readFileSync(path.join(pkiDir, "apiserver.crt"), "utf8");
+    // The real manifest, pointed at loopback: --advertise-address stays what kubeadm wrote.
+    const port = await freePort();
+    const manifest = APISERVER.replace("--secure-port=6443", `--secure-port=${port}`).replace("--service-cluster-ip-range=10.96.0.0/12", "--service-cluster-ip-range=10.112.0.0/12");
+    fs.writeFileSync(path.join(root, APISERVER_PATH), manifest, { mode: 0o600 });
+    const kubelet = new SimulatedKubelet(root, APISERVER_PATH, port, () => true, tls);
+    kubelets.push(kubelet);
+    kubelet.start();
+    await kubelet.waitRunning();
+    return { root, pkiDir, pki, port, oldCert, kubelet };
+  }
+
+  function script(root: string, port: number, kubeadm: string, clusterConfiguration = CLUSTER_CONFIGURATION): string {
+    return renewApiserverCert({
+      certConfig: { clusterConfiguration, serviceSubnet: "10.112.0.0/12", nodeName: "cp-1", advertiseAddress: "192.168.1.105", bindPort: port, extraSans: ["10.96.0.1"] },
+      newServiceIp: "10.112.0.1",
+      backupDir: BACKUP_DIR,
+      servingAddress: `127.0.0.1:${port}`,
+      health: { url: `https://127.0.0.1:${port}/healthz`, expectFlags: ["--service-cluster-ip-range=10.112.0.0/12"], timeoutSeconds: 30 },
+      kubeadm,
+      timeoutSeconds: 30,
+      root,
+    });
+  }
+
+  function sans(certPem: string): string[] {
+    const out = spawnSync("openssl", ["x509", "-noout", "-ext", "subjectAltName"], { input: certPem, encoding: "utf8" }).stdout;
+    return out.split("\n").slice(1).join(",").split(",").map((s) => s.trim()).filter((s) => s !== "").sort();
+  }
+
+  it("re-issues with real kubeadm from the cluster's own config, keeps the old pair, restarts the apiserver, serves the new SAN; a re-run changes nothing", async () => {
+    const kubeadm = realKubeadm();
+    const { root, pkiDir, port, oldCert, kubelet } = await node();
+    // kubeadm v1.20 reads kubeadm.k8s.io/v1beta2; the fixture's v1beta3 ClusterConfiguration has the same fields.
+    const text = script(root, port, kubeadm, CLUSTER_CONFIGURATION.replace("kubeadm.k8s.io/v1beta3", "kubeadm.k8s.io/v1beta2"));
+    shellcheck("renew apiserver cert", text);
+    const restartsBefore = kubelet.restarts;
+    const result = await run(text);
+    assert.equal(result.status, 0, `${result.stdout}\n${result.stderr}`);
+    const newCert = fs.readFileSync(path.join(pkiDir, "apiserver.crt"), "utf8");
+    assert.notEqual(newCert, oldCert);
+    const newSans = sans(newCert);
+    assert.ok(newSans.includes("IP Address:10.112.0.1"), `new SANs: ${newSans.join(", ")}`);
+    for (const san of sans(oldCert)) assert.ok(newSans.includes(san), `old SAN ${san} kept`);
+    assert.equal(fs.readFileSync(path.join(root, BACKUP_DIR, "apiserver-cert/previous/apiserver.crt"), "utf8"), oldCert, "the old certificate is kept");
+    assert.ok(fs.existsSync(path.join(root, BACKUP_DIR, "apiserver-cert/previous/apiserver.key")));
+    assert.ok(kubelet.restarts > restartsBefore, "the apiserver was restarted");
+    assert.match(result.stdout, /kube-apiserver restarted and serves IP Address:10\.112\.0\.1/);
+    const verify = spawnSync("openssl", ["verify", "-CAfile", path.join(pkiDir, "ca.crt"), path.join(pkiDir, "apiserver.crt")], { encoding: "utf8" });
+    assert.equal(verify.status, 0, verify.stderr);
+
+    const hash = treeHash(root);
+    const restarts = kubelet.restarts;
+    const again = await run(text);
+    assert.equal(again.status, 0, again.stderr);
+    assert.match(again.stdout, /already carries IP Address:10\.112\.0\.1; not re-issuing/);
+    assert.match(again.stdout, /already serves the new certificate; no restart needed/);
+    assert.equal(treeHash(root), hash, "the second run changed the node");
+    assert.equal(kubelet.restarts, restarts);
+  });
+
+  /** A kubeadm that misbehaves: MODE=stale issues a cert without the new IP (as if it ignored the config), MODE=fail exits 1. */
+  function misbehavingKubeadm(mode: "stale" | "fail", pkiDir: string): string {
+    const bin = path.join(tempDir("kubeadm-standin"), "kubeadm");
+    fs.writeFileSync(bin, `#!/usr/bin/env bash
+set -euo pipefail
+[ "${mode}" = fail ] && { echo "error execution phase certs/apiserver: simulated failure" >&2; exit 1; }
+cd ${JSON.stringify(pkiDir)}
+openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out apiserver.key 2>/dev/null
+openssl req -new -key apiserver.key -subj /CN=kube-apiserver -out /tmp/$$.csr
+printf 'subjectAltName = DNS:kubernetes,IP:10.96.0.1\\n' > /tmp/$$.ext
+openssl x509 -req -in /tmp/$$.csr -CA ca.crt -CAkey ca.key -set_serial 7 -days 1 -extfile /tmp/$$.ext -out apiserver.crt 2>/dev/null
+rm -f /tmp/$$.csr /tmp/$$.ext
+`, { mode: 0o755 });
+    return bin;
+  }
+
+  for (const mode of ["stale", "fail"] as const) {
+    it(`puts the old pair back and exits 1 when kubeadm ${mode === "stale" ? "issues a certificate without the new IP" : "fails"}, without restarting the apiserver`, async () => {
+      const { root, pkiDir, port, oldCert, kubelet } = await node();
+      const oldKey = fs.readFileSync(path.join(pkiDir, "apiserver.key"), "utf8");
+      const restarts = kubelet.restarts;
+      const result = await run(script(root, port, misbehavingKubeadm(mode, pkiDir)));
+      assert.equal(result.status, 1);
+      assert.match(result.stderr, mode === "stale"
+        ? /the new certificate lacks IP Address:10\.112\.0\.1 .*; the previous certificate is back in place/
+        : /kubeadm init phase certs apiserver failed; the previous certificate is back in place/);
+      assert.equal(fs.readFileSync(path.join(pkiDir, "apiserver.crt"), "utf8"), oldCert);
+      assert.equal(fs.readFileSync(path.join(pkiDir, "apiserver.key"), "utf8"), oldKey);
+      assert.equal(kubelet.restarts, restarts, "a rejected certificate never restarts the apiserver");
+      assert.ok(fs.existsSync(path.join(root, APISERVER_PATH)), "the manifest stays in place");
+    });
+  }
+
+  it("never leaves the manifest out: when the old apiserver does not stop, it is moved back and the step fails", async () => {
+    const { root, pkiDir, pki, port } = await node();
+    // The certificate on disk already has the new IP but the running apiserver still serves the old one, so the
+    // script goes straight to the restart; a kube-apiserver the kubelet does not manage keeps running.
+    await pki.issue("apiserver", { commonName: "kube-apiserver", dnsNames: ["cp-1", "kubernetes"], ipAddresses: ["10.112.0.1", "10.96.0.1", "127.0.0.1", "192.168.1.105"], usage: "server" });
+    fs.mkdirSync(path.join(root, "proc", "99"), { recursive: true });
+    fs.writeFileSync(path.join(root, "proc", "99", "cmdline"), "/usr/local/bin/kube-apiserver\0--secure-port=1\0");
+    const text = script(root, port, misbehavingKubeadm("fail", pkiDir)).replace("readonly TIMEOUT=30", "readonly TIMEOUT=2");
+    const result = await run(text);
+    assert.equal(result.status, 1);
+    assert.match(result.stdout, /already carries IP Address:10\.112\.0\.1; not re-issuing/);
+    assert.match(result.stderr, /kube-apiserver still runs 2s after its manifest was moved out; the manifest is moved back/);
+    assert.ok(fs.existsSync(path.join(root, APISERVER_PATH)), "the manifest is back");
+    assert.ok(!fs.existsSync(path.join(root, BACKUP_DIR, "apiserver-cert/kube-apiserver.yaml.parked")));
+  });
+});
