@@ -11,10 +11,10 @@ import { ALL_KINDS, ApiGroupInfo, ClusterObjects, CollectableKind, emptyClusterO
 
 /**
  * Live cluster → ClusterObjects, for preflight and verify. Read-only: list and get calls only. Every kind is listed
- * in parallel, each in pages of PAGE objects, so a large cluster never needs one huge response.
+ * in parallel, each in pages (500 objects by default), so a large cluster never needs one huge response.
  */
 
-const PAGE = 500;
+const DEFAULT_PAGE_SIZE = 500;
 const CALICO_GROUP = "crd.projectcalico.org";
 /**
  * Service-account tokens hold only a JWT and a CA; Helm release secrets are gzip+base64 blobs no text search can read.
@@ -39,6 +39,8 @@ async function listAll<T>(page: (cont: string | undefined) => Promise<Page<T>>):
 export interface CollectOptions {
   /** The kinds to list (default all); the others stay empty. */
   kinds?: readonly CollectableKind[];
+  /** Objects per list call (default 500). */
+  pageSize?: number;
 }
 
 export async function collectClusterObjects(kc: KubeConfig, opts: CollectOptions = {}): Promise<ClusterObjects> {
@@ -47,6 +49,7 @@ export async function collectClusterObjects(kc: KubeConfig, opts: CollectOptions
     p.catch((err) => {
       throw describeKubeError(err, action, server);
     });
+  const page = opts.pageSize ?? DEFAULT_PAGE_SIZE;
   const core = kc.makeApiClient(CoreV1Api);
   const apps = kc.makeApiClient(AppsV1Api);
   const custom = kc.makeApiClient(CustomObjectsApi);
@@ -67,26 +70,26 @@ export async function collectClusterObjects(kc: KubeConfig, opts: CollectOptions
     const version = preferred(group);
     if (!version) return Promise.resolve([]);
     return listAll(
-      (c) => custom.listClusterCustomObject({ group, version, plural, limit: PAGE, _continue: c }) as Promise<Page<T>>,
+      (c) => custom.listClusterCustomObject({ group, version, plural, limit: page, _continue: c }) as Promise<Page<T>>,
     );
   };
 
   const listers: Record<CollectableKind, () => Promise<unknown[]>> = {
-    nodes: () => listAll((c) => core.listNode({ limit: PAGE, _continue: c })),
-    services: () => listAll((c) => core.listServiceForAllNamespaces({ limit: PAGE, _continue: c })),
-    configMaps: () => listAll((c) => core.listConfigMapForAllNamespaces({ limit: PAGE, _continue: c })),
+    nodes: () => listAll((c) => core.listNode({ limit: page, _continue: c })),
+    services: () => listAll((c) => core.listServiceForAllNamespaces({ limit: page, _continue: c })),
+    configMaps: () => listAll((c) => core.listConfigMapForAllNamespaces({ limit: page, _continue: c })),
     secrets: () =>
-      listAll((c) => core.listSecretForAllNamespaces({ limit: PAGE, _continue: c, fieldSelector: SECRET_FIELD_SELECTOR })),
-    pods: () => listAll((c) => core.listPodForAllNamespaces({ limit: PAGE, _continue: c })),
-    deployments: () => listAll((c) => apps.listDeploymentForAllNamespaces({ limit: PAGE, _continue: c })),
-    statefulSets: () => listAll((c) => apps.listStatefulSetForAllNamespaces({ limit: PAGE, _continue: c })),
-    daemonSets: () => listAll((c) => apps.listDaemonSetForAllNamespaces({ limit: PAGE, _continue: c })),
+      listAll((c) => core.listSecretForAllNamespaces({ limit: page, _continue: c, fieldSelector: SECRET_FIELD_SELECTOR })),
+    pods: () => listAll((c) => core.listPodForAllNamespaces({ limit: page, _continue: c })),
+    deployments: () => listAll((c) => apps.listDeploymentForAllNamespaces({ limit: page, _continue: c })),
+    statefulSets: () => listAll((c) => apps.listStatefulSetForAllNamespaces({ limit: page, _continue: c })),
+    daemonSets: () => listAll((c) => apps.listDaemonSetForAllNamespaces({ limit: page, _continue: c })),
     ingresses: () =>
       preferred("networking.k8s.io") ? listGeneric("networking.k8s.io", "ingresses") : listGeneric("extensions", "ingresses"),
-    endpoints: () => listAll((c) => core.listEndpointsForAllNamespaces({ limit: PAGE, _continue: c })),
+    endpoints: () => listAll((c) => core.listEndpointsForAllNamespaces({ limit: page, _continue: c })),
     endpointSlices: () => listGeneric("discovery.k8s.io", "endpointslices"),
     podDisruptionBudgets: () => listGeneric("policy", "poddisruptionbudgets"),
-    persistentVolumeClaims: () => listAll((c) => core.listPersistentVolumeClaimForAllNamespaces({ limit: PAGE, _continue: c })),
+    persistentVolumeClaims: () => listAll((c) => core.listPersistentVolumeClaimForAllNamespaces({ limit: page, _continue: c })),
     calicoIpamBlocks: () => listGeneric(CALICO_GROUP, "ipamblocks"),
     calicoBlockAffinities: () => listGeneric(CALICO_GROUP, "blockaffinities"),
   };

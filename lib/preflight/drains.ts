@@ -16,9 +16,11 @@ function isZero(value: number | string | undefined): boolean {
 /** Why this PDB lets no pod be evicted, or undefined when it allows some. */
 function blocksEviction(pdb: DisruptionBudget): string | undefined {
   const spec = pdb.spec ?? {};
+  const status = pdb.status;
+  // The disruption controller saw no pod under this budget: it protects nothing, so it stops no drain.
+  if (status?.expectedPods === 0 && status.currentHealthy === 0) return undefined;
   if (isZero(spec.maxUnavailable)) return `maxUnavailable ${spec.maxUnavailable} never allows an eviction`;
   if (spec.minAvailable === "100%") return "minAvailable 100% never allows an eviction";
-  const status = pdb.status;
   if (status && (status.expectedPods ?? 0) > 0 && status.disruptionsAllowed === 0) {
     return `it allows 0 disruptions now (${status.currentHealthy ?? 0} healthy, ${status.desiredHealthy ?? 0} required, ${status.expectedPods} expected)`;
   }

@@ -1,5 +1,6 @@
 import { Finding } from "../findings";
 import { PreflightInput } from "./checkInput";
+import { NOT_A_DIRECTORY } from "./etcdProbe";
 
 /**
  * etcd: every configured endpoint answers, agrees on a leader and has no alarm; and the snapshot directory takes a
@@ -88,9 +89,11 @@ export function checkEtcd(input: PreflightInput): Finding[] {
       code: "SNAPSHOT_DIR_NOT_WRITABLE",
       severity: "blocker",
       object: dirObject,
-      message: dir.exists
-        ? `a file cannot be created in it (${dir.error ?? "unknown error"})`
-        : `it does not exist, and its parent ${dir.testedDirectory} does not take a file (${dir.error ?? "unknown error"})`,
+      message: !dir.exists
+        ? `it does not exist, and its parent ${dir.testedDirectory} does not take a file (${dir.error ?? "unknown error"})`
+        : dir.error === NOT_A_DIRECTORY
+          ? "it exists but is not a directory"
+          : `a file cannot be created in it (${dir.error ?? "unknown error"})`,
       action: "point cidr-migration:snapshot.directory at a writable directory on this machine, or fix its permissions",
     });
   } else if (dir.freeBytes !== undefined && largestDb > 0 && dir.freeBytes < largestDb) {

@@ -19,6 +19,9 @@ export type EndpointStatus =
   | { endpoint: string; ok: true; version: string; dbSizeBytes: number; memberId: string; leader: string; alarms: string[] }
   | { endpoint: string; ok: false; error: string };
 
+/** The probe's error when the configured path is a file or something else that is no directory. */
+export const NOT_A_DIRECTORY = "not a directory";
+
 export interface SnapshotDirectoryProbe {
   /** As configured (cidr-migration:snapshot.directory). */
   directory: string;
@@ -112,7 +115,7 @@ export async function probeSnapshotDirectory(directory: string): Promise<Snapsho
   const tested = exists ? resolved : nearestExisting(resolved);
   const probe: SnapshotDirectoryProbe = { directory, exists, testedDirectory: tested, writable: false };
   if (exists && !fs.statSync(resolved).isDirectory()) {
-    probe.error = "exists but is not a directory";
+    probe.error = NOT_A_DIRECTORY;
     return probe;
   }
   // Proving it takes a file is the only reliable test (permissions, read-only mounts, quotas, ACLs all differ).

@@ -235,6 +235,7 @@ describe("preflight checks (pure)", () => {
         { metadata: { namespace: "db", name: "all" }, spec: { minAvailable: "100%" } },
         { metadata: { namespace: "web", name: "fine" }, spec: { minAvailable: 1 }, status: { disruptionsAllowed: 1, currentHealthy: 2, desiredHealthy: 1, expectedPods: 2 } },
         { metadata: { namespace: "web", name: "empty" }, spec: { minAvailable: 1 }, status: { disruptionsAllowed: 0, currentHealthy: 0, desiredHealthy: 1, expectedPods: 0 } },
+        { metadata: { namespace: "web", name: "covers-nothing" }, spec: { maxUnavailable: 0 }, status: { disruptionsAllowed: 0, currentHealthy: 0, desiredHealthy: 0, expectedPods: 0 } },
       ];
       const pods: V1Pod[] = [
         { metadata: { namespace: "a", name: "bare" }, spec: { nodeName: "worker-1", containers: [] }, status: { phase: "Running" } },
