@@ -245,15 +245,15 @@ describe("renewApiserverCert in a sandbox root with real openssl", function () {
     for (const k of kubelets.splice(0)) await k.stop();
   });
 
-  /** A control-plane node: CA + an apiserver cert for the OLD range (as kubeadm issued it), and the manifest. */
-  async function node() {
+  /** A control-plane node: CA + an apiserver cert for the OLD range (the SANs kubeadm gives it), and the manifest. */
+  async function node(extraOldSans: string[] = []) {
     const { root, tls } = await controlPlaneRoot();
     const pkiDir = path.join(root, "etc/kubernetes/pki");
     const pki = await createPki(pkiDir);
     await pki.issue("apiserver", {
       commonName: "kube-apiserver",
       dnsNames: ["cp-1", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"],
-      ipAddresses: ["10.96.0.1", "127.0.0.1", "192.168.1.105"],
+      ipAddresses: ["10.96.0.1", "192.168.1.105", ...extraOldSans],
       usage: "server",
     });
     const oldCert = fs.readFileSync(path.join(pkiDir, "apiserver.crt"), "utf8");
@@ -314,6 +314,17 @@ describe("renewApiserverCert in a sandbox root with real openssl", function () {
     assert.match(again.stdout, /already carries IP Address:10\.112\.0\.1; not re-issuing/);
     assert.match(again.stdout, /already serves the new certificate; no restart needed/);
     assert.equal(treeHash(root), hash, "the second run changed the node");
+    assert.equal(kubelet.restarts, restarts);
+  });
+
+  it("refuses, with real kubeadm, a new certificate that would lose a SAN the old one had (added by hand, not in kubeadm-config)", async () => {
+    const { root, pkiDir, port, oldCert, kubelet } = await node(["10.0.0.250"]);
+    const restarts = kubelet.restarts;
+    const result = await run(script(root, port, realKubeadm(), CLUSTER_CONFIGURATION.replace("kubeadm.k8s.io/v1beta3", "kubeadm.k8s.io/v1beta2")));
+    assert.equal(result.status, 1);
+    assert.match(result.stderr, /the new certificate lost SANs the old one had: IP Address:10\.0\.0\.250; the previous certificate is back in place/);
+    assert.equal(fs.readFileSync(path.join(pkiDir, "apiserver.crt"), "utf8"), oldCert);
+    assert.ok(sans(fs.readFileSync(path.join(root, BACKUP_DIR, "apiserver-cert/rejected-apiserver.crt"), "utf8")).includes("IP Address:10.112.0.1"), "kubeadm did issue a new-range cert; it was rejected for the lost SAN");
     assert.equal(kubelet.restarts, restarts);
   });
 
