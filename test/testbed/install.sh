@@ -8,6 +8,8 @@ cache_dir="${CIDR_MIGRATION_CACHE:-$HOME/.cache/cidr-migration}"
 kube_bin_dir="$cache_dir/kube-1.20.2/bin"
 
 apt_packages=(etcd-server etcd-client openssl shellcheck openssh-server iproute2 jq)
+# Headless Chromium for test/integration/reportBrowser.test.ts (the report as a reader sees it).
+apt_packages+=(chromium)
 missing=()
 for pkg in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
