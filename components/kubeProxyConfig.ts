@@ -9,7 +9,9 @@
  *   field is data["config.conf"]: the live text with clusterCIDR changed and every other byte kept
  *   (lib/kubeProxyConfigEdit). Other keys (kubeconfig.conf) are not part of the patch, so they stay untouched.
  * - `<name>-restart`: a DaemonSetPatch that sets the pod template's `kubectl.kubernetes.io/restartedAt` to the run
- *   id (what `kubectl rollout restart` does), after the ConfigMap patch; the provider waits for the rollout.
+ *   id (what `kubectl rollout restart` does), after the ConfigMap patch. The kubernetes provider awaits the
+ *   DaemonSet's rollout where it supports DaemonSet readiness (its Deployment patches always await); the
+ *   verify phase checks the kube-proxy pods either way.
  * Wire it after the node rollout (DESIGN.md order), with `opts.provider` = the cluster's k8s.Provider.
  */
 import * as k8s from "@pulumi/kubernetes";
