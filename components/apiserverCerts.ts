@@ -24,6 +24,7 @@ import { readFile } from "../lib/scripts/readFile";
 import { opensslIpSan, renewApiserverCert } from "../lib/scripts/renewApiserverCert";
 import { NodeAccessArgs, checkCidr, checkNodeAccess, DEFAULT_HEALTH_TIMEOUT_SECONDS } from "./controlPlane";
 import { bashCommand, connectionFor } from "./remoteConnection";
+import { withParentDependsOn } from "./parentDependsOn";
 
 export interface ApiserverCertsArgs extends NodeAccessArgs {
   /** Service range move; the certificate gets kubernetesServiceIP(to) (e.g. 10.112.0.1 for 10.112.0.0/12). */
@@ -67,7 +68,7 @@ export class ApiserverCerts extends pulumi.ComponentResource {
     const timeoutSeconds = args.healthTimeoutSeconds ?? DEFAULT_HEALTH_TIMEOUT_SECONDS;
     const keepOld = args.keepOldServiceIp ?? true;
 
-    let previous: pulumi.Resource[] = [];
+    let previous: pulumi.Input<pulumi.Input<pulumi.Resource>[]> = withParentDependsOn(opts);
     for (const node of args.nodes) {
       const connection = connectionFor(node, args.ssh, args.connection);
       const read = new remote.Command(`${name}-${node.name}-read`, {
@@ -108,7 +109,7 @@ export class ApiserverCerts extends pulumi.ComponentResource {
       this.steps[node.name] = { read, renew };
       previous = [renew];
     }
-    this.done = previous[0] as remote.Command;
+    this.done = this.steps[args.nodes[args.nodes.length - 1].name].renew;
     this.registerOutputs({ newServiceIpSan: this.newServiceIpSan });
   }
 }

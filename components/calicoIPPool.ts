@@ -20,6 +20,7 @@ import { CalicoPoolInfo } from "../lib/inventory";
 import { CalicoPoolRemoval } from "../dynamic-providers/calicoPoolRemoval";
 import { checkCidr } from "./controlPlane";
 import { PATCH_FORCE_ANNOTATION } from "./systemObjectPatch";
+import { withParentDependsOn } from "./parentDependsOn";
 
 export interface CalicoIPPoolArgs {
   /** The pool that holds the old pod range (from inventory.cni.calicoPools). */
@@ -52,7 +53,7 @@ export class CalicoIPPool extends pulumi.ComponentResource {
       kind: this.manifest.kind,
       metadata: this.manifest.metadata,
       spec: this.manifest.spec,
-    }, { parent: this, retainOnDelete: true });
+    }, { parent: this, retainOnDelete: true, dependsOn: withParentDependsOn(opts) });
     const disable = disabledPoolPatch(args.oldPool.name);
     this.disableOldPool = new k8s.apiextensions.CustomResourcePatch(`${name}-disable-old`, {
       apiVersion: disable.apiVersion,
@@ -85,7 +86,7 @@ export class CalicoOldPoolRemoval extends pulumi.ComponentResource {
       kubeconfig: args.kubeconfig,
       poolName: args.oldPool.name,
       poolCidr: checkCidr(args.oldPool.cidr, "oldPool.cidr", this),
-    }, { parent: this });
+    }, { parent: this, dependsOn: withParentDependsOn(opts) });
     this.registerOutputs({ result: this.removal.result });
   }
 }

@@ -19,6 +19,7 @@ import { planCiliumPool } from "../lib/ciliumPool";
 import { checkRunId } from "../lib/nodeBackupDir";
 import { checkCidr } from "./controlPlane";
 import { patchMetadata, restartTemplate } from "./systemObjectPatch";
+import { withParentDependsOn } from "./parentDependsOn";
 
 export interface CiliumConfigArgs {
   /** The new pod range. */
@@ -59,7 +60,7 @@ export class CiliumConfig extends pulumi.ComponentResource {
     this.configPatch = new k8s.core.v1.ConfigMapPatch(`${name}-config`, {
       metadata: patchMetadata(namespace, configMap),
       data: this.data,
-    }, { parent: this, retainOnDelete: true });
+    }, { parent: this, retainOnDelete: true, dependsOn: withParentDependsOn(opts) });
     this.restartOperator = new k8s.apps.v1.DeploymentPatch(`${name}-restart-operator`, {
       metadata: patchMetadata(namespace, args.operatorDeploymentName ?? "cilium-operator"),
       spec: restartTemplate(args.runId),

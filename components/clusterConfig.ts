@@ -18,6 +18,7 @@ import { KUBEADM_CLUSTER_CONFIGURATION_KEY, setKubeadmNetworking } from "../lib/
 import { editKubeletClusterDns } from "../lib/scripts/setKubeletClusterDns";
 import { checkCidr } from "./controlPlane";
 import { liveConfigMapKey, patchMetadata } from "./systemObjectPatch";
+import { withParentDependsOn } from "./parentDependsOn";
 
 export const KUBELET_CONFIG_KEY = "kubelet";
 
@@ -68,7 +69,7 @@ export class ClusterConfig extends pulumi.ComponentResource {
     this.kubeadmConfigPatch = new k8s.core.v1.ConfigMapPatch(`${name}-kubeadm`, {
       metadata: patchMetadata(namespace, kubeadmConfig),
       data: { [KUBEADM_CLUSTER_CONFIGURATION_KEY]: this.clusterConfiguration },
-    }, { parent: this, retainOnDelete: true });
+    }, { parent: this, retainOnDelete: true, dependsOn: withParentDependsOn(opts) });
 
     if (patchKubelet) {
       const kubeletConfig = args.kubeletConfigMapName ?? "kubelet-config";
@@ -77,7 +78,7 @@ export class ClusterConfig extends pulumi.ComponentResource {
       this.kubeletConfigPatch = new k8s.core.v1.ConfigMapPatch(`${name}-kubelet`, {
         metadata: patchMetadata(namespace, kubeletConfig),
         data: { [KUBELET_CONFIG_KEY]: kubelet },
-      }, { parent: this, retainOnDelete: true });
+      }, { parent: this, retainOnDelete: true, dependsOn: withParentDependsOn(opts) });
     }
     this.registerOutputs({ clusterConfiguration: this.clusterConfiguration });
   }

@@ -33,6 +33,7 @@ import { ControlPlaneComponent } from "../lib/scripts/waitComponentHealthy";
 import { FlagValue } from "../lib/manifestFlags";
 import { normalizeCidr } from "../lib/cidr";
 import { ConnectionOptions, SshCredentials, bashCommand, connectionFor } from "./remoteConnection";
+import { withParentDependsOn } from "./parentDependsOn";
 
 export const DEFAULT_KCM_HEALTH_URL = "https://127.0.0.1:10257/healthz";
 export const DEFAULT_APISERVER_HEALTH_URL = "https://127.0.0.1:6443/healthz";
@@ -81,7 +82,7 @@ interface FlagChangeRequest {
   backupDir: string;
   args: NodeAccessArgs;
   parent: pulumi.Resource;
-  dependsOn: pulumi.Resource[];
+  dependsOn: pulumi.Input<pulumi.Input<pulumi.Resource>[]>;
 }
 
 /** Validates what every node-side component shares; throws ResourceError naming the field. */
@@ -192,7 +193,7 @@ export class ControlPlane extends pulumi.ComponentResource {
     const mask = checkMask(args.podCidr.nodeMaskSize, podCidr, this);
     this.backupDir = nodeBackupDir(args.runId);
 
-    let previous: pulumi.Resource[] = [];
+    let previous: pulumi.Input<pulumi.Input<pulumi.Resource>[]> = withParentDependsOn(opts);
     for (const node of args.nodes) {
       const backup = new remote.Command(`${name}-${node.name}-backup`, {
         connection: connectionFor(node, args.ssh, args.connection),
@@ -229,7 +230,7 @@ export class ControlPlane extends pulumi.ComponentResource {
       this.steps[node.name] = { backup, controllerManager, apiserver };
       previous = [apiserver.write];
     }
-    this.done = previous[0] as remote.Command;
+    this.done = this.steps[args.nodes[args.nodes.length - 1].name].apiserver.write;
     this.registerOutputs({ backupDir: this.backupDir });
   }
 }
@@ -263,7 +264,7 @@ export class EnableCidrAllocation extends pulumi.ComponentResource {
     const serviceCidr = checkCidr(args.serviceCidr, "serviceCidr", this);
     checkMask(args.nodeMaskSize, podCidr, this);
     const backupDir = `${nodeBackupDir(args.runId)}/enable-cidr-allocation`;
-    let previous: pulumi.Resource[] = [];
+    let previous: pulumi.Input<pulumi.Input<pulumi.Resource>[]> = withParentDependsOn(opts);
     for (const node of args.nodes) {
       const steps = flagChangeSteps({
         name: `${name}-${node.name}-kcm`,
@@ -284,7 +285,7 @@ export class EnableCidrAllocation extends pulumi.ComponentResource {
       this.steps[node.name] = steps;
       previous = [steps.write];
     }
-    this.done = previous[0] as remote.Command;
+    this.done = this.steps[args.nodes[args.nodes.length - 1].name].write;
     this.registerOutputs({});
   }
 }

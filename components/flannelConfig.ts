@@ -16,6 +16,7 @@ import { FLANNEL_NET_CONF_KEY, setFlannelNetwork } from "../lib/flannelNetConf";
 import { checkRunId } from "../lib/nodeBackupDir";
 import { checkCidr } from "./controlPlane";
 import { liveConfigMapKey, patchMetadata, restartTemplate } from "./systemObjectPatch";
+import { withParentDependsOn } from "./parentDependsOn";
 
 export interface FlannelConfigArgs {
   /** The new pod range, written as Network. */
@@ -51,7 +52,7 @@ export class FlannelConfig extends pulumi.ComponentResource {
     this.configPatch = new k8s.core.v1.ConfigMapPatch(`${name}-config`, {
       metadata: patchMetadata(namespace, configMap),
       data: { [FLANNEL_NET_CONF_KEY]: this.netConf },
-    }, { parent: this, retainOnDelete: true });
+    }, { parent: this, retainOnDelete: true, dependsOn: withParentDependsOn(opts) });
     this.restart = new k8s.apps.v1.DaemonSetPatch(`${name}-restart`, {
       metadata: patchMetadata(namespace, args.daemonSetName ?? "kube-flannel-ds"),
       spec: restartTemplate(args.runId),

@@ -20,6 +20,7 @@ import { KUBE_PROXY_CONFIG_KEY, setKubeProxyClusterCidr } from "../lib/kubeProxy
 import { checkRunId } from "../lib/nodeBackupDir";
 import { checkCidr } from "./controlPlane";
 import { liveConfigMapKey, patchMetadata, restartTemplate } from "./systemObjectPatch";
+import { withParentDependsOn } from "./parentDependsOn";
 
 export interface KubeProxyConfigArgs {
   /** The new pod range, written as clusterCIDR. */
@@ -58,7 +59,7 @@ export class KubeProxyConfig extends pulumi.ComponentResource {
     this.configPatch = new k8s.core.v1.ConfigMapPatch(`${name}-config`, {
       metadata: patchMetadata(namespace, configMap),
       data: { [key]: this.config },
-    }, { parent: this, retainOnDelete: true });
+    }, { parent: this, retainOnDelete: true, dependsOn: withParentDependsOn(opts) });
     this.restart = new k8s.apps.v1.DaemonSetPatch(`${name}-restart`, {
       metadata: patchMetadata(namespace, args.daemonSetName ?? "kube-proxy"),
       spec: restartTemplate(args.runId),

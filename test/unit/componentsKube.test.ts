@@ -9,6 +9,7 @@ import { strict as assert } from "assert";
 import * as fs from "fs";
 import * as path from "path";
 import { parse, parseAllDocuments } from "yaml";
+import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { CalicoIPPool, CalicoOldPoolRemoval } from "../../components/calicoIPPool";
 import { CiliumConfig } from "../../components/ciliumConfig";
@@ -71,6 +72,15 @@ describe("KubeProxyConfig (under mocks)", () => {
     const restart = assertSystemPatch(graph, "kube-proxy-restart", "kubernetes:apps/v1:DaemonSetPatch", "kube-system", "kube-proxy");
     assert.deepEqual(restart.spec, { template: { metadata: { annotations: { "kubectl.kubernetes.io/restartedAt": "2024-05-01" } } } });
     assert.ok(graph.dependsOn(graph.named("kube-proxy-restart"), graph.named("kube-proxy-config")));
+  });
+
+  it("passes its own dependsOn to the config patch (and so to the restart)", async () => {
+    const g = await captureGraph(() => {
+      const nodes = new k8s.core.v1.ConfigMapPatch("node-rollout-done", { metadata: { name: "x", namespace: "y" } });
+      new KubeProxyConfig("kp", { podCidr: "10.48.0.0/16", runId: "2024-05-01" }, { dependsOn: [nodes] });
+    }, { readState: liveObjects() });
+    assert.ok(g.named("kp-config").dependencies.includes(g.named("node-rollout-done").urn));
+    assert.ok(g.dependsOn(g.named("kp-restart"), g.named("node-rollout-done")));
   });
 
   it("validates its arguments", () => {

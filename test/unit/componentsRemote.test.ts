@@ -184,6 +184,15 @@ describe("ControlPlane (under mocks)", () => {
     }
   });
 
+  it("passes its own dependsOn to the first step, so the engine orders it after e.g. the etcd snapshot", async () => {
+    const g = await captureGraph(() => {
+      const snapshot = new Probe("etcd-snapshot", {});
+      new ControlPlane("cp", { ...common, serviceCidr, podCidr }, { dependsOn: [snapshot] });
+    }, { outputs: manifestOutputs });
+    assert.ok(g.named("cp-cp-1-backup").dependencies.includes(g.named("etcd-snapshot").urn));
+    assert.ok(g.dependsOn(g.named("cp-cp-2-apiserver-write"), g.named("etcd-snapshot")));
+  });
+
   it("validates its arguments with a ResourceError naming the field", () => {
     const make = (patch: Record<string, unknown>) => () => new ControlPlane("bad", { ...common, serviceCidr, podCidr, ...patch } as never);
     assert.throws(make({ nodes: [] }), (e: Error) => e instanceof pulumi.ResourceError && /nodes is empty/.test(e.message));
