@@ -1,31 +1,29 @@
 /**
  * Node scripts over a REAL SSH connection, with exactly the settings connectionFor() builds.
  *
- * The test makes a throwaway client key and host key (ssh-keygen), starts Debian's sshd on a free 127.0.0.1 port
- * (public-key auth only, the client key authorized), and declares ControlPlane under the mock monitor with a
- * sandbox root. The declared remote.Command inputs (host, port, user, privateKey, hostKey, dialErrorLimit,
+ * The test starts Debian's sshd on a free 127.0.0.1 port with throwaway keys (test/testbed/sshd.ts) and declares
+ * ControlPlane under the mock monitor with that server's key, host key and a sandbox root. The declared remote.Command inputs (host, port, user, privateKey, hostKey, dialErrorLimit,
  * perDialTimeout, create) are then used the way @pulumi/command's provider uses them, with the openssh client:
- * the host key is pinned (StrictHostKeyChecking=yes against connection.hostKey), the key comes from the
+ * the host key is pinned (StrictHostKeyChecking=yes against the declared connection.hostKey, not the server's
+ * own known_hosts), dial limits become ConnectTimeout/ConnectionAttempts, the key comes from the
  * connection's secret, and `create` is sent as the remote command, which sshd hands to the user's login shell.
  * The backup and read steps run for real on this machine through sshd; a wrong host key is refused.
  */
 import { strict as assert } from "assert";
-import { ChildProcess, spawn, spawnSync } from "child_process";
+import { spawn, spawnSync } from "child_process";
 import * as fs from "fs";
-import * as net from "net";
 import * as os from "os";
 import * as path from "path";
 import * as pulumi from "@pulumi/pulumi";
 import { ControlPlane } from "../../components/controlPlane";
 import { connectionFor } from "../../components/remoteConnection";
 import { BACKUP_COMPLETE_MARKER } from "../../lib/scripts/backupControlPlane";
-import { freePort } from "../testbed/etcd";
+import { SshServer, startSshd } from "../testbed/sshd";
 import { captureGraph, outputValue } from "../support/pulumiMocks";
 
 const FIXTURES = path.join(__dirname, "..", "fixtures");
 const KCM = fs.readFileSync(path.join(FIXTURES, "manifests", "v1.29-single-cp-kube-controller-manager.yaml"), "utf8");
 const APISERVER = fs.readFileSync(path.join(FIXTURES, "manifests", "v1.29-single-cp-kube-apiserver.yaml"), "utf8");
-const SSHD = "/usr/sbin/sshd";
 
 interface Connection {
   host: string;
@@ -67,60 +65,15 @@ function runOverSsh(connection: Connection, command: string, dir: string): Promi
   });
 }
 
-async function waitForBanner(port: number, sshd: ChildProcess, log: () => string): Promise<void> {
-  for (let attempt = 0; attempt < 200; attempt++) {
-    if (sshd.exitCode !== null) throw new Error(`sshd exited (${sshd.exitCode}):\n${log()}`);
-    const banner = await new Promise<string>((resolve) => {
-      const socket = net.connect(port, "127.0.0.1");
-      socket.once("data", (d) => { resolve(d.toString()); socket.destroy(); });
-      socket.once("error", () => resolve(""));
-    });
-    if (banner.startsWith("SSH-2.0-")) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`sshd did not answer on 127.0.0.1:${port}:\n${log()}`);
-}
-
 describe("node scripts over real SSH (sshd on 127.0.0.1, connectionFor's settings)", function () {
   this.timeout(60_000);
   let dir: string;
-  let sshd: ChildProcess | undefined;
-  let sshdLog = "";
-  let port: number;
-  let clientKey: string;
-  let hostKey: string;
+  let sshd: SshServer | undefined;
   let root: string;
 
   before(async () => {
-    if (!fs.existsSync(SSHD)) throw new Error(`${SSHD} is missing; install openssh-server (test/testbed/install.sh)`);
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), "cidr-migration-sshd-"));
-    keygen(path.join(dir, "client"), "cidr-migration-test-client");
-    keygen(path.join(dir, "host"), "cidr-migration-test-host");
-    clientKey = fs.readFileSync(path.join(dir, "client"), "utf8");
-    hostKey = fs.readFileSync(path.join(dir, "host.pub"), "utf8").trim().split(" ").slice(0, 2).join(" ");
-    fs.writeFileSync(path.join(dir, "authorized_keys"), fs.readFileSync(path.join(dir, "client.pub")), { mode: 0o600 });
-    port = await freePort();
-    const user = os.userInfo().username;
-    fs.writeFileSync(path.join(dir, "sshd_config"), [
-      `Port ${port}`,
-      "ListenAddress 127.0.0.1",
-      `HostKey ${path.join(dir, "host")}`,
-      `AuthorizedKeysFile ${path.join(dir, "authorized_keys")}`,
-      `PidFile ${path.join(dir, "sshd.pid")}`,
-      "PasswordAuthentication no",
-      "KbdInteractiveAuthentication no",
-      "PubkeyAuthentication yes",
-      "PermitRootLogin prohibit-password",
-      `AllowUsers ${user}`,
-      "UsePAM no",
-      "StrictModes no",
-      "",
-    ].join("\n"));
-    sshd = spawn(SSHD, ["-D", "-e", "-f", path.join(dir, "sshd_config")], { stdio: ["ignore", "pipe", "pipe"] });
-    sshd.stdout?.on("data", (d: Buffer) => { sshdLog += d.toString(); });
-    sshd.stderr?.on("data", (d: Buffer) => { sshdLog += d.toString(); });
-    await waitForBanner(port, sshd, () => sshdLog);
-
+    sshd = await startSshd({ user: os.userInfo().username });
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), "cidr-migration-ssh-client-"));
     root = path.join(dir, "node-root");
     fs.mkdirSync(path.join(root, "etc/kubernetes/manifests"), { recursive: true });
     fs.mkdirSync(path.join(root, "etc/kubernetes/pki"), { recursive: true });
@@ -130,21 +83,17 @@ describe("node scripts over real SSH (sshd on 127.0.0.1, connectionFor's setting
   });
 
   after(async () => {
-    if (sshd && sshd.exitCode === null) {
-      const exited = new Promise((resolve) => sshd!.once("exit", resolve));
-      sshd.kill("SIGTERM");
-      await exited;
-    }
+    await sshd?.stop();
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
 
   /** The declared steps' inputs, with the connection's Outputs resolved as the provider would receive them. */
   async function declaredSteps(): Promise<Map<string, { connection: Connection; create: string }>> {
-    const node = { name: "cp-1", host: "127.0.0.1", port, user: os.userInfo().username, role: "control-plane" as const };
+    const node = { name: "cp-1", host: "127.0.0.1", port: sshd!.port, user: sshd!.user, role: "control-plane" as const };
     const graph = await captureGraph(() => new ControlPlane("cp", {
       nodes: [node],
-      ssh: { user: "nobody", privateKey: clientKey },
-      connection: { hostKey, dialErrorLimit: 3, perDialTimeoutSeconds: 5 },
+      ssh: { user: "nobody", privateKey: sshd!.privateKey },
+      connection: { hostKey: sshd!.hostKey, dialErrorLimit: 3, perDialTimeoutSeconds: 5 },
       runId: "ssh-test",
       serviceCidr: { from: "10.96.0.0/12", to: "10.112.0.0/12" },
       podCidr: { from: "10.244.0.0/16", to: "10.48.0.0/16", nodeMaskSize: 24 },
@@ -156,18 +105,20 @@ describe("node scripts over real SSH (sshd on 127.0.0.1, connectionFor's setting
   }
 
   it("connectionFor keeps the key secret and carries the pinned host key and dial limits", async () => {
-    const connection = connectionFor({ name: "cp-1", host: "127.0.0.1", port, user: "root" }, { user: "root", privateKey: clientKey }, { hostKey, dialErrorLimit: 3, perDialTimeoutSeconds: 5 });
+    const { port, privateKey, hostKey } = sshd!;
+    const connection = connectionFor({ name: "cp-1", host: "127.0.0.1", port, user: "root" }, { user: "root", privateKey }, { hostKey, dialErrorLimit: 3, perDialTimeoutSeconds: 5 });
     assert.equal(await pulumi.isSecret(connection.privateKey as pulumi.Output<string>), true);
-    assert.equal(await outputValue(connection.privateKey as pulumi.Output<string>), clientKey);
+    assert.equal(await outputValue(connection.privateKey as pulumi.Output<string>), privateKey);
     assert.deepEqual({ ...connection, privateKey: undefined }, { host: "127.0.0.1", port, user: "root", privateKey: undefined, hostKey, dialErrorLimit: 3, perDialTimeout: 5 });
   });
 
   it("runs the declared backup step over SSH: the node's manifests and PKI land in the run's backup directory", async () => {
     const backup = (await declaredSteps()).get("cp-cp-1-backup")!;
-    assert.equal(backup.connection.port, port);
-    assert.equal(backup.connection.user, os.userInfo().username);
+    assert.equal(backup.connection.port, sshd!.port);
+    assert.equal(backup.connection.user, sshd!.user);
+    assert.equal(backup.connection.hostKey, sshd!.hostKey);
     const first = await runOverSsh(backup.connection, backup.create, dir);
-    assert.equal(first.status, 0, `${first.stderr}\n${sshdLog}`);
+    assert.equal(first.status, 0, `${first.stderr}\n${sshd!.log()}`);
     const backupDir = path.join(root, "var/lib/cidr-migration/backup/ssh-test");
     assert.equal(fs.readFileSync(path.join(backupDir, "etc/kubernetes/manifests/kube-controller-manager.yaml"), "utf8"), KCM);
     assert.ok(fs.existsSync(path.join(backupDir, BACKUP_COMPLETE_MARKER)));
