@@ -2,8 +2,10 @@ import { Command, CommanderError } from "commander";
 import { EXIT_INVALID_INPUT } from "../lib/errors";
 import { registerInventoryCommand } from "./inventoryCommand";
 import { registerPlanCommand } from "./planCommand";
+import { registerPreflightCommand } from "./preflightCommand";
 import { registerRestoreCommand } from "./restoreCommand";
 import { registerSandboxCommand } from "./sandboxCommand";
+import { registerVerifyCommand } from "./verifyCommand";
 
 /** The `cidr-migration` command line. Only `sandbox` changes anything; every other command is read-only. */
 export function buildProgram(): Command {
@@ -13,6 +15,8 @@ export function buildProgram(): Command {
     .configureOutput({ outputError: (text, write) => write(`cidr-migration: ${text.replace(/^error: /, "")}`) });
   registerInventoryCommand(program);
   registerPlanCommand(program);
+  registerPreflightCommand(program);
+  registerVerifyCommand(program);
   registerSandboxCommand(program);
   registerRestoreCommand(program);
   for (const sub of program.commands) sub.exitOverride();
