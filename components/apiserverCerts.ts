@@ -12,11 +12,13 @@
  * The config file is the cluster's own ClusterConfiguration (kube-system/kubeadm-config, see lib/kubeadmCertConfig
  * for why), with the new serviceSubnet; by default the OLD kubernetes Service IP stays a SAN too, because running
  * pods reach the apiserver through it until the Services phase re-creates the `kubernetes` Service and the pods
- * restart. Wire it after ControlPlane (the apiserver must already run with the new range) and before Services.
+ * restart. Wire it after ControlPlane (the apiserver must already run with the new range) and before Services,
+ * with `opts.provider` = the cluster's k8s.Provider (for the kubeadm-config read).
  */
 import * as pulumi from "@pulumi/pulumi";
 import { remote } from "@pulumi/command";
 import { kubernetesServiceIP } from "../lib/cidr";
+import { KUBEADM_CLUSTER_CONFIGURATION_KEY } from "../lib/kubeadmConfigEdit";
 import { CidrMove } from "../lib/migrationConfig";
 import { readFlag } from "../lib/manifestFlags";
 import { nodeBackupDir } from "../lib/nodeBackupDir";
@@ -25,15 +27,20 @@ import { opensslIpSan, renewApiserverCert } from "../lib/scripts/renewApiserverC
 import { NodeAccessArgs, checkCidr, checkNodeAccess, DEFAULT_HEALTH_TIMEOUT_SECONDS } from "./controlPlane";
 import { bashCommand, connectionFor } from "./remoteConnection";
 import { withParentDependsOn } from "./parentDependsOn";
+import { liveConfigMapKey } from "./systemObjectPatch";
 
 export interface ApiserverCertsArgs extends NodeAccessArgs {
   /** Service range move; the certificate gets kubernetesServiceIP(to) (e.g. 10.112.0.1 for 10.112.0.0/12). */
   serviceCidr: CidrMove;
   /**
-   * The cluster's ClusterConfiguration text (kube-system/kubeadm-config, key ClusterConfiguration): wire
-   * `ClusterConfig.liveClusterConfiguration`.
+   * The cluster's ClusterConfiguration text. Default: read live from kube-system/kubeadm-config (key
+   * ClusterConfiguration) by a child ConfigMap.get, so pass the cluster's k8s.Provider as `opts.provider`.
+   * Do not pass ClusterConfig.liveClusterConfiguration: ClusterConfig waits for the Services phase, which waits
+   * for this component, so its read would only resolve after this component is done (a cycle).
    */
-  clusterConfiguration: pulumi.Input<string>;
+  clusterConfiguration?: pulumi.Input<string>;
+  /** kubeadm-config ConfigMap name for the default read (default "kubeadm-config"). */
+  kubeadmConfigMapName?: string;
   /** Keep the old kubernetes Service IP as a SAN (default true; see the header). */
   keepOldServiceIp?: boolean;
   /** kubeadm on the nodes (default "kubeadm" on PATH). */
@@ -58,15 +65,14 @@ export class ApiserverCerts extends pulumi.ComponentResource {
     checkNodeAccess(args, this);
     const newCidr = checkCidr(args.serviceCidr?.to, "serviceCidr.to", this);
     const oldCidr = checkCidr(args.serviceCidr?.from, "serviceCidr.from", this);
-    if (args.clusterConfiguration === undefined) {
-      throw new pulumi.ResourceError("clusterConfiguration is missing; pass ClusterConfig.liveClusterConfiguration (the kubeadm-config ClusterConfiguration text)", this);
-    }
     const newIp = kubernetesServiceIP(newCidr);
     const oldIp = kubernetesServiceIP(oldCidr);
     this.newServiceIpSan = opensslIpSan(newIp);
     const backupDir = nodeBackupDir(args.runId);
     const timeoutSeconds = args.healthTimeoutSeconds ?? DEFAULT_HEALTH_TIMEOUT_SECONDS;
     const keepOld = args.keepOldServiceIp ?? true;
+    const clusterConfiguration = args.clusterConfiguration ?? liveConfigMapKey(`${name}-kubeadm-config`,
+      { namespace: "kube-system", configMap: args.kubeadmConfigMapName ?? "kubeadm-config", key: KUBEADM_CLUSTER_CONFIGURATION_KEY }, { parent: this });
 
     let previous: pulumi.Input<pulumi.Input<pulumi.Resource>[]> = withParentDependsOn(opts);
     for (const node of args.nodes) {
@@ -77,7 +83,7 @@ export class ApiserverCerts extends pulumi.ComponentResource {
         triggers: [args.runId, APISERVER_MANIFEST],
         logging: "stderr",
       }, { parent: this, dependsOn: previous });
-      const script = pulumi.all([read.stdout, args.clusterConfiguration]).apply(([stdout, clusterConfiguration]) => {
+      const script = pulumi.all([read.stdout, clusterConfiguration]).apply(([stdout, clusterConfiguration]) => {
         const manifest = Buffer.from(stdout.trim(), "base64").toString("utf8");
         const advertiseAddress = readFlag(manifest, "advertise-address", { source: `${node.name}:${APISERVER_MANIFEST}` });
         if (!advertiseAddress) throw new Error(`node ${node.name}: ${APISERVER_MANIFEST} has no --advertise-address; kubeadm always sets it, check the manifest`);

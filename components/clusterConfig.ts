@@ -8,7 +8,8 @@
  *   node's /var/lib/kubelet/config.yaml).
  * Each is read live (ConfigMap.get), edited losslessly (only those values change), and written back with a
  * ConfigMapPatch holding just that one key (server-side apply, patchForce, retainOnDelete).
- * `liveClusterConfiguration` is the ClusterConfiguration text as read, for ApiserverCerts.
+ * `liveClusterConfiguration` is the ClusterConfiguration text as read (ApiserverCerts reads its own copy: this
+ * component waits for the Services phase, which waits for ApiserverCerts).
  * Wire it after the Services phase (DESIGN.md: config before nodes), with `opts.provider` = the cluster provider.
  */
 import * as k8s from "@pulumi/kubernetes";

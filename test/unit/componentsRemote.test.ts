@@ -27,6 +27,9 @@ const KCM = fs.readFileSync(path.join(FIXTURES, "manifests", "v1.29-single-cp-ku
 const APISERVER = fs.readFileSync(path.join(FIXTURES, "manifests", "v1.29-single-cp-kube-apiserver.yaml"), "utf8");
 const CLUSTER_CONFIGURATION: string = parse(fs.readFileSync(path.join(FIXTURES, "testbed", "kubeadm-config-cm-v1beta3-v1.28.yaml"), "utf8")).data.ClusterConfiguration;
 const COMMAND = "command:remote:Command";
+const kubeadmConfigMap = (type: string, id: string) => (type === "kubernetes:core/v1:ConfigMap" && id === "kube-system/kubeadm-config"
+  ? { apiVersion: "v1", kind: "ConfigMap", metadata: { namespace: "kube-system", name: "kubeadm-config" }, data: { ClusterConfiguration: CLUSTER_CONFIGURATION } }
+  : undefined);
 const KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nnot-a-real-key\n-----END OPENSSH PRIVATE KEY-----\n";
 
 const nodes: NodeTarget[] = [
@@ -226,7 +229,13 @@ describe("EnableCidrAllocation (under mocks)", () => {
 describe("ApiserverCerts (under mocks)", () => {
   let graph: MockGraph;
   before(async () => {
-    graph = await captureGraph(() => new ApiserverCerts("certs", { ...common, serviceCidr, clusterConfiguration: CLUSTER_CONFIGURATION }), { outputs: manifestOutputs });
+    graph = await captureGraph(() => new ApiserverCerts("certs", { ...common, serviceCidr }), { outputs: manifestOutputs, readState: kubeadmConfigMap });
+  });
+
+  it("reads kube-system/kubeadm-config itself (not through ClusterConfig, which waits for a later phase)", () => {
+    const read = graph.named("certs-kubeadm-config");
+    assert.equal(read.read, true);
+    assert.equal(read.id, "kube-system/kubeadm-config");
   });
 
   it("reads the apiserver manifest, then renews, one node after the other", () => {
@@ -253,6 +262,7 @@ describe("ApiserverCerts (under mocks)", () => {
 
   it("lets the old Service IP go when asked", async () => {
     const g = await captureGraph(() => new ApiserverCerts("certs", { ...common, nodes: [nodes[0]], serviceCidr, clusterConfiguration: CLUSTER_CONFIGURATION, keepOldServiceIp: false }), { outputs: manifestOutputs });
+    assert.equal(g.resources.filter((r) => r.read).length, 0, "a given clusterConfiguration is used as is");
     const script = scriptOf(g.named("certs-cp-1-renew"));
     assert.match(script, /readonly DROPPED_SANS=\('IP Address:10\.96\.0\.1'\)/);
     assert.doesNotMatch(script, /certSANs/);
@@ -260,6 +270,5 @@ describe("ApiserverCerts (under mocks)", () => {
 
   it("validates its arguments", () => {
     assert.throws(() => new ApiserverCerts("bad", { ...common, serviceCidr: { from: "10.96.0.0/12", to: "nope" }, clusterConfiguration: "x" }), /serviceCidr\.to "nope" is not a CIDR/);
-    assert.throws(() => new ApiserverCerts("bad", { ...common, serviceCidr } as never), /clusterConfiguration is missing/);
   });
 });
