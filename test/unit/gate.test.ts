@@ -155,7 +155,7 @@ describe("gate: judging a preview against the plan", () => {
       "SERVICE_IP_DIFFERS Service shop/web",
       "SERVICE_MOVE_NOT_IN_PLAN Service shop/db-headless",
       "SERVICE_MOVE_NOT_IN_PLAN Service shop/checkout",
-      "STANDIN_NOT_IN_PLAN Service kube-system/kube-dns-cidr-migration",
+      "STANDIN_NOT_IN_PLAN Service kube-system/kube-dns-cidr-migration-temp",
     ]);
     assert.match(result.reasons[0].message, /at 10\.116\.99\.99, the plan at 10\.116\.12\.7/);
     assert.match(result.reasons[1].message, /the plan leaves it alone \(headless/);
