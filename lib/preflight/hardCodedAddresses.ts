@@ -139,8 +139,16 @@ export function checkHardCodedAddresses(input: PreflightInput): Finding[] {
     (slice.endpoints ?? []).forEach((e, i) => (e.addresses ?? []).forEach((a, j) => visit(`endpoints[${i}].addresses[${j}]`, a)));
   }
 
+  // Secret values are never shown by default: one finding per Secret with a count (see secretCount).
   for (const secret of cluster.secrets) {
-    findings.push(...secretFindings(ctx, input.allowSecretValues, secret.metadata, secret.data, scanner));
+    const object = objectLabel("Secret", secret.metadata);
+    const texts = secretTexts(secret.metadata, secret.data);
+    if (input.allowSecretValues) {
+      const visit = scanner(object);
+      for (const [path, text] of texts) visit(path, text);
+    } else {
+      findings.push(...secretCount(ctx, object, texts));
+    }
   }
   return findings;
 }
@@ -228,27 +236,19 @@ function hitFinding(ctx: ScanContext, object: string, path: string, hit: Address
 }
 
 /**
- * Secret values are never shown by default: each Secret with hits becomes one finding with a count. With
- * allowSecretValues the hits are reported like any other (object, path, address). Annotations count as secret too:
- * kubectl's last-applied-configuration on a Secret holds its data.
+ * A Secret's data, decoded, and its annotations, which count as secret too: kubectl's last-applied-configuration on
+ * a Secret holds its data.
  */
-function secretFindings(
-  ctx: ScanContext,
-  allowSecretValues: boolean,
-  meta: V1ObjectMeta | undefined,
-  data: Record<string, string> | undefined,
-  scanner: (object: string) => Visit,
-): Finding[] {
-  const object = objectLabel("Secret", meta);
-  const entries: Array<[string, string]> = Object.entries(data ?? {}).map(([k, v]) => [keyPath("data", k), Buffer.from(v, "base64").toString("utf8")]);
-  for (const [k, v] of Object.entries(meta?.annotations ?? {})) entries.push([keyPath("metadata.annotations", k), v]);
-  if (allowSecretValues) {
-    const visit = scanner(object);
-    for (const [path, text] of entries) visit(path, text);
-    return [];
-  }
+function secretTexts(meta: V1ObjectMeta | undefined, data: Record<string, string> | undefined): Array<[string, string]> {
+  const texts: Array<[string, string]> = Object.entries(data ?? {}).map(([k, v]) => [keyPath("data", k), Buffer.from(v, "base64").toString("utf8")]);
+  for (const [k, v] of Object.entries(meta?.annotations ?? {})) texts.push([keyPath("metadata.annotations", k), v]);
+  return texts;
+}
+
+/** How many old addresses a Secret holds, without a value, a key or a path (--allow-secret-values shows those). */
+function secretCount(ctx: ScanContext, object: string, texts: Array<[string, string]>): Finding[] {
   let count = 0;
-  for (const [, text] of entries) count += ctx.matcher.scan(text).length;
+  for (const [, text] of texts) count += ctx.matcher.scan(text).length;
   if (count === 0) return [];
   return [
     {
