@@ -5,8 +5,8 @@ import { UserError } from "../lib/errors";
 import { renderFindingsJson, renderFindingsTable } from "../lib/findings";
 import { loadKubeConfig } from "../lib/kubeClient";
 import { MigrationConfig } from "../lib/migrationConfig";
-import { EtcdAccess, runPreflight } from "../lib/preflight";
-import { Sensitive } from "../lib/sensitive";
+import { EtcdAccess, etcdAccessFromConfig, runPreflight } from "../lib/preflight";
+import { readableEtcdCredentials } from "../lib/preflight/etcdAccess";
 import { loadConfigAndCluster as loadSharedConfigAndCluster } from "./context";
 import { action } from "./run";
 import { ensureSandboxRunning } from "./sandboxCommand";
@@ -52,46 +52,18 @@ function readCredentialFile(flag: string, file: string): Buffer {
   }
 }
 
-function revealed(value: Sensitive | undefined, what: string): Buffer | undefined {
-  return value?.available ? Buffer.from(value.reveal(what)) : undefined;
-}
-
-/**
- * etcd client credentials: the --etcd-* files when given, else the stack's values when they are plaintext secrets.
- * `secure:` values only Pulumi can decrypt, so without the flags the health check is skipped, and says so.
- */
+/** etcd client credentials: the --etcd-* files when given, else what the stack config holds (see etcdAccessFromConfig). */
 export function etcdAccess(config: MigrationConfig, opts: PreflightOptions): EtcdAccess {
   if ((opts.etcdCert === undefined) !== (opts.etcdKey === undefined)) {
     throw new UserError(`${opts.etcdCert ? "--etcd-key" : "--etcd-cert"} is missing: --etcd-cert and --etcd-key go together`);
   }
-  const needsTls = config.etcd.endpoints.some((e) => e.startsWith("https://"));
-  if (opts.etcdCa || opts.etcdCert) {
-    return {
-      credentials: {
-        ca: opts.etcdCa ? readCredentialFile("--etcd-ca", opts.etcdCa) : revealed(config.etcd.caCert, "cidr-migration:etcd.caCert"),
-        cert: opts.etcdCert ? readCredentialFile("--etcd-cert", opts.etcdCert) : undefined,
-        key: opts.etcdKey ? readCredentialFile("--etcd-key", opts.etcdKey) : undefined,
-      },
-    };
-  }
-  if (!needsTls) return {};
-  const { caCert, cert, key } = config.etcd;
-  const encrypted = (
-    [
-      ["etcd.caCert", caCert],
-      ["etcd.cert", cert],
-      ["etcd.key", key],
-    ] as const
-  ).filter(([, v]) => v !== undefined && !v.available).map(([k]) => `cidr-migration:${k}`);
-  if (encrypted.length > 0) {
-    return { skippedReason: `${encrypted.join(", ")} ${encrypted.length === 1 ? "is a secure: value" : "are secure: values"} the CLI cannot decrypt, and no --etcd-ca/--etcd-cert/--etcd-key files were given` };
-  }
-  if (!caCert) return { skippedReason: "the endpoints use https but no etcd CA is configured (cidr-migration:etcd.caCert) or given (--etcd-ca)" };
+  if (!opts.etcdCa && !opts.etcdCert) return etcdAccessFromConfig(config);
+  const configured = readableEtcdCredentials(config);
   return {
     credentials: {
-      ca: revealed(caCert, "cidr-migration:etcd.caCert"),
-      cert: revealed(cert, "cidr-migration:etcd.cert"),
-      key: revealed(key, "cidr-migration:etcd.key"),
+      ca: opts.etcdCa ? readCredentialFile("--etcd-ca", opts.etcdCa) : configured.ca,
+      cert: opts.etcdCert ? readCredentialFile("--etcd-cert", opts.etcdCert) : configured.cert,
+      key: opts.etcdKey ? readCredentialFile("--etcd-key", opts.etcdKey) : configured.key,
     },
   };
 }

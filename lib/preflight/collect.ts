@@ -6,7 +6,7 @@ import {
   KubeConfig,
   VersionApi,
 } from "@kubernetes/client-node";
-import { describeKubeError } from "../kubeClient";
+import { describeKubeError, isNotFound } from "../kubeClient";
 import { ALL_KINDS, ApiGroupInfo, ClusterObjects, CollectableKind, emptyClusterObjects } from "./clusterObjects";
 
 /**
@@ -21,6 +21,25 @@ const CALICO_GROUP = "crd.projectcalico.org";
  * Leaving them out keeps the Secret scan (and the data held in memory) to what can hold a hand-written address.
  */
 const SECRET_FIELD_SELECTOR = "type!=kubernetes.io/service-account-token,type!=helm.sh/release.v1";
+
+/** For error messages: "listing PodDisruptionBudgets". */
+const KIND_NAMES: Record<CollectableKind, string> = {
+  nodes: "Nodes",
+  services: "Services",
+  configMaps: "ConfigMaps",
+  secrets: "Secrets",
+  pods: "Pods",
+  deployments: "Deployments",
+  statefulSets: "StatefulSets",
+  daemonSets: "DaemonSets",
+  ingresses: "Ingresses",
+  endpoints: "Endpoints",
+  endpointSlices: "EndpointSlices",
+  podDisruptionBudgets: "PodDisruptionBudgets",
+  persistentVolumeClaims: "PersistentVolumeClaims",
+  calicoIpamBlocks: "Calico IPAMBlocks",
+  calicoBlockAffinities: "Calico BlockAffinities",
+};
 
 type Page<T> = { items: T[]; metadata?: { _continue?: string; continue?: string } };
 
@@ -63,15 +82,24 @@ export async function collectClusterObjects(kc: KubeConfig, opts: CollectOptions
     versions: g.versions.map((v) => v.version),
     preferredVersion: g.preferredVersion?.version,
   }));
-  const preferred = (group: string) => apiGroups.find((g) => g.name === group)?.preferredVersion;
-
-  /** Lists a kind through its group's preferred version; a group the cluster does not serve yields nothing. */
-  const listGeneric = <T>(group: string, plural: string): Promise<T[]> => {
-    const version = preferred(group);
-    if (!version) return Promise.resolve([]);
-    return listAll(
-      (c) => custom.listClusterCustomObject({ group, version, plural, limit: page, _continue: c }) as Promise<Page<T>>,
-    );
+  /**
+   * Lists a kind of a group whose served versions differ between releases: the preferred version first, then the
+   * others (Ingress is networking.k8s.io/v1 from 1.19, v1beta1 before), then the next group. Nothing when none serves it.
+   */
+  const listGeneric = async <T>(groups: readonly string[], plural: string): Promise<T[]> => {
+    for (const name of groups) {
+      const group = apiGroups.find((g) => g.name === name);
+      if (!group) continue;
+      const versions = [...new Set([group.preferredVersion, ...group.versions].filter((v): v is string => !!v))];
+      for (const version of versions) {
+        try {
+          return await listAll((c) => custom.listClusterCustomObject({ group: name, version, plural, limit: page, _continue: c }) as Promise<Page<T>>);
+        } catch (err) {
+          if (!isNotFound(err)) throw err;
+        }
+      }
+    }
+    return [];
   };
 
   const listers: Record<CollectableKind, () => Promise<unknown[]>> = {
@@ -84,14 +112,13 @@ export async function collectClusterObjects(kc: KubeConfig, opts: CollectOptions
     deployments: () => listAll((c) => apps.listDeploymentForAllNamespaces({ limit: page, _continue: c })),
     statefulSets: () => listAll((c) => apps.listStatefulSetForAllNamespaces({ limit: page, _continue: c })),
     daemonSets: () => listAll((c) => apps.listDaemonSetForAllNamespaces({ limit: page, _continue: c })),
-    ingresses: () =>
-      preferred("networking.k8s.io") ? listGeneric("networking.k8s.io", "ingresses") : listGeneric("extensions", "ingresses"),
+    ingresses: () => listGeneric(["networking.k8s.io", "extensions"], "ingresses"),
     endpoints: () => listAll((c) => core.listEndpointsForAllNamespaces({ limit: page, _continue: c })),
-    endpointSlices: () => listGeneric("discovery.k8s.io", "endpointslices"),
-    podDisruptionBudgets: () => listGeneric("policy", "poddisruptionbudgets"),
+    endpointSlices: () => listGeneric(["discovery.k8s.io"], "endpointslices"),
+    podDisruptionBudgets: () => listGeneric(["policy"], "poddisruptionbudgets"),
     persistentVolumeClaims: () => listAll((c) => core.listPersistentVolumeClaimForAllNamespaces({ limit: page, _continue: c })),
-    calicoIpamBlocks: () => listGeneric(CALICO_GROUP, "ipamblocks"),
-    calicoBlockAffinities: () => listGeneric(CALICO_GROUP, "blockaffinities"),
+    calicoIpamBlocks: () => listGeneric([CALICO_GROUP], "ipamblocks"),
+    calicoBlockAffinities: () => listGeneric([CALICO_GROUP], "blockaffinities"),
   };
 
   const kinds = opts.kinds ?? ALL_KINDS;
@@ -101,7 +128,7 @@ export async function collectClusterObjects(kc: KubeConfig, opts: CollectOptions
   const [serviceCidrApiVersions] = await Promise.all([
     guard("discovering the ServiceCIDR API", serviceCidrVersions(kc, apiGroups)),
     ...kinds.map(async (kind) => {
-      (objects as unknown as Record<CollectableKind, unknown[]>)[kind] = await guard(`listing ${kind}`, listers[kind]());
+      (objects as unknown as Record<CollectableKind, unknown[]>)[kind] = await guard(`listing ${KIND_NAMES[kind]}`, listers[kind]());
     }),
   ]);
   objects.serviceCidrApiVersions = serviceCidrApiVersions;

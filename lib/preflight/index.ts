@@ -7,7 +7,8 @@ import { checkClusterKind } from "./clusterKind";
 import { collectClusterObjects } from "./collect";
 import { checkDrains } from "./drains";
 import { checkEtcd } from "./etcd";
-import { EtcdCredentials, probeEtcd } from "./etcdProbe";
+import { EtcdAccess } from "./etcdAccess";
+import { probeEtcd } from "./etcdProbe";
 import { checkHardCodedAddresses } from "./hardCodedAddresses";
 import { checkServices } from "./services";
 import { checkSizeAndShape, countFixedIpDependencies } from "./sizeAndShape";
@@ -18,6 +19,7 @@ import { checkSizeAndShape, countFixedIpDependencies } from "./sizeAndShape";
  */
 
 export { PreflightInput } from "./checkInput";
+export { EtcdAccess, etcdAccessFromConfig } from "./etcdAccess";
 
 /** The pure part: every check family over the collected data. */
 export function preflightFindings(input: PreflightInput): Finding[] {
@@ -32,13 +34,6 @@ export function preflightFindings(input: PreflightInput): Finding[] {
   // Size and shape weighs the fixed-IP dependencies the other families found.
   findings.push(...checkSizeAndShape(input, countFixedIpDependencies(findings)));
   return findings;
-}
-
-export interface EtcdAccess {
-  /** Credentials to use; undefined when none are needed (http endpoints) or none could be had. */
-  credentials?: EtcdCredentials;
-  /** Set when the health check cannot run, saying why (e.g. the CLI cannot decrypt `secure:` values). */
-  skippedReason?: string;
 }
 
 export interface RunPreflightOptions {
