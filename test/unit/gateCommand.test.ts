@@ -47,6 +47,14 @@ describe("cidr-migration gate (CLI)", function () {
     assert.match(r.stdout, /^<!-- cidr-migration-gate -->\n## cidr-migration gate: PASS\n/);
   });
 
+  it("plans itself from --config and --inventory when no --plan is given (the same plan: PASS)", async () => {
+    const PLAN_FIXTURES = path.join(REPO, "test", "fixtures", "plan");
+    const r = await gate([fixture("pass.json"), "--config", path.join(PLAN_FIXTURES, "stack-small.yaml"), "--inventory", path.join(PLAN_FIXTURES, "inventory-small.json"), "--preflight", fixture("preflight-clean.json")]);
+    assert.equal(r.stderr, "");
+    assert.equal(r.code, 0);
+    assert.match(r.stdout, /## cidr-migration gate: PASS/);
+  });
+
   it("exits 1, prints the reasons and writes the same markdown to --markdown", async () => {
     const out = path.join(dir, "gate.md");
     const r = await gate([fixture("outside-delete-replace.json"), "--plan", fixture("plan.json"), "--markdown", out]);
