@@ -8,10 +8,14 @@ export function mdCell(text: string): string {
     .replace(/\r?\n/g, " ");
 }
 
-/** Inline code that survives backticks inside the value. */
+/**
+ * Inline code that survives backticks inside the value. Inside a code span markdown shows text as it is (an
+ * entity or a backslash would show literally), so only what breaks the table row is changed: a `|` (the table
+ * is split before code spans are read) and newlines.
+ */
 export function mdCode(text: string): string {
   const fence = text.includes("`") ? "``" : "`";
-  return `${fence}${mdCell(text)}${fence}`;
+  return `${fence}${text.replace(/\|/g, "\\|").replace(/\r?\n/g, " ")}${fence}`;
 }
 
 export function mdTable(headers: string[], rows: string[][]): string {

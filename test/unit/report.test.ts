@@ -146,5 +146,7 @@ describe("report: markdown", () => {
     // The manual runbook's high figure is the longest bar: the full 40 characters.
     assert.ok(total.includes(`\`${"█".repeat(40)}\``));
     assert.match(md, /\| BLOCKER \| `HARDCODED_SERVICE_IP` \| ConfigMap monitoring\/prometheus-config \|/);
+    // Code spans show their text as it is: no entities inside them.
+    assert.ok(md.includes("| Service CIDR | `10.96.0.0/12 -> 10.112.0.0/12` |"));
   });
 });
