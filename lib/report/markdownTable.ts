@@ -9,13 +9,14 @@ export function mdCell(text: string): string {
 }
 
 /**
- * Inline code that survives backticks inside the value. Inside a code span markdown shows text as it is (an
- * entity or a backslash would show literally), so only what breaks the table row is changed: a `|` (the table
- * is split before code spans are read) and newlines.
+ * Inline code. Inside a code span markdown shows text as it is (an entity or a backslash would show literally),
+ * so only what breaks the table row is changed: a `|` (the table is split before code spans are read) and
+ * newlines. A value with a backtick or a "<" could end the span or be taken for HTML by a renderer:
+ * it is written as escaped plain text instead.
  */
 export function mdCode(text: string): string {
-  const fence = text.includes("`") ? "``" : "`";
-  return `${fence}${text.replace(/\|/g, "\\|").replace(/\r?\n/g, " ")}${fence}`;
+  if (/[`<]/.test(text)) return mdCell(text);
+  return `\`${text.replace(/\|/g, "\\|").replace(/\r?\n/g, " ")}\``;
 }
 
 export function mdTable(headers: string[], rows: string[][]): string {
