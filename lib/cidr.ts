@@ -117,8 +117,17 @@ function formatIPv4(value: number): string {
  * Parsed ranges by their text. A plan checks hundreds of thousands of addresses against the same four ranges;
  * re-parsing the range each time through ip-address dominated planning. Bounded so odd callers cannot grow it.
  */
-const parsedCidrs = new Map<string, Readonly<ParsedCidr>>();
 const PARSED_CIDR_CACHE_LIMIT = 10_000;
+/**
+ * The cache hangs off globalThis, not a module variable: dynamic providers are serialized by Pulumi's closure
+ * serializer, which captures module variables by value and cannot capture a Map.
+ */
+const PARSED_CIDR_CACHE_KEY = "__cidrMigrationParsedCidrs";
+
+function parsedCidrCache(): Map<string, Readonly<ParsedCidr>> {
+  const holder = globalThis as unknown as Record<string, Map<string, Readonly<ParsedCidr>> | undefined>;
+  return (holder[PARSED_CIDR_CACHE_KEY] ??= new Map());
+}
 
 export function parseCidr(text: string): ParsedCidr {
   return { ...parsedCidr(text) };
@@ -126,6 +135,7 @@ export function parseCidr(text: string): ParsedCidr {
 
 /** The shared, frozen parse of a range, for this module's hot paths. */
 function parsedCidr(text: string): Readonly<ParsedCidr> {
+  const parsedCidrs = parsedCidrCache();
   let parsed = parsedCidrs.get(text);
   if (!parsed) {
     parsed = Object.freeze(parseCidrUncached(text));
