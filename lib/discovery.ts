@@ -117,7 +117,7 @@ export function parseKubeadmConfig(cm: V1ConfigMap): Inventory["kubeadmConfig"] 
 export function parseKubeletConfig(cm: V1ConfigMap): Inventory["kubeletConfig"] {
   const conf = yamlKey(cm, "kubelet") ?? {};
   const dns = Array.isArray(conf.clusterDNS) ? conf.clusterDNS.map(String) : [];
-  return { clusterDNS: dns };
+  return { configMapName: cm.metadata!.name!, clusterDNS: dns };
 }
 
 function stringOrUndefined(v: unknown): string | undefined {

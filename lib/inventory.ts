@@ -54,7 +54,7 @@ export interface Inventory {
   kubeProxy?: { clusterCIDR?: string; mode?: string };
   /** kube-system/kubeadm-config ClusterConfiguration */
   kubeadmConfig?: { podSubnet?: string; serviceSubnet?: string; kubernetesVersion?: string };
-  /** kube-system/kubelet-config kubelet */
-  kubeletConfig?: { clusterDNS: string[] };
+  /** kube-system/kubelet-config (kubelet-config-1.NN before kubeadm 1.24) key kubelet; configMapName says which. */
+  kubeletConfig?: { configMapName: string; clusterDNS: string[] };
   cni: CniInfo;
 }

@@ -59,7 +59,7 @@ describe("discovery and plan against a seeded real control plane", function () {
     assert.deepEqual(inventory.kubeProxy, { clusterCIDR: OLD_POD_CIDR, mode: undefined });
     assert.equal(inventory.kubeadmConfig?.podSubnet, OLD_POD_CIDR);
     assert.equal(inventory.kubeadmConfig?.serviceSubnet, OLD_SERVICE_CIDR);
-    assert.deepEqual(inventory.kubeletConfig, { clusterDNS: [seeded.clusterDNS] });
+    assert.deepEqual(inventory.kubeletConfig, { configMapName: "kubelet-config", clusterDNS: [seeded.clusterDNS] });
     assert.equal(inventory.cni.detected, "calico");
     assert.deepEqual(
       inventory.cni.calicoPools,
