@@ -267,7 +267,8 @@ function planPhases(config: MigrationConfig, cni: Plan["cni"], services: Service
   phase("snapshot", [step("snapshot/etcd", "etcd-snapshot", config.etcd.endpoints[0] ?? "etcd", previous, E.snapshot)]);
   previous = ["snapshot/etcd"];
 
-  // KCM before the apiserver on each node, one control-plane node at a time.
+  // KCM before the apiserver on each node, one control-plane node at a time (KCM keeps allocation off until the
+  // nodes moved: see nodes/enable-cidr-allocation).
   const cpSteps: PlanStep[] = [];
   const controlPlanes = config.nodes.filter((n) => n.role === "control-plane");
   for (const cp of controlPlanes) {
@@ -275,8 +276,13 @@ function planPhases(config: MigrationConfig, cni: Plan["cni"], services: Service
     cpSteps.push(step(`${p}/backup`, "backup-manifests", cp.name, previous, E.backupManifests));
     cpSteps.push(step(`${p}/kube-controller-manager`, "edit-manifest", `${cp.name}:kube-controller-manager.yaml`, [`${p}/backup`], E.editControllerManager));
     cpSteps.push(step(`${p}/kube-apiserver`, "edit-manifest", `${cp.name}:kube-apiserver.yaml`, [`${p}/kube-controller-manager`], E.editApiserver));
-    cpSteps.push(step(`${p}/apiserver-cert`, "reissue-cert", `${cp.name}:apiserver.crt`, [`${p}/kube-apiserver`], E.reissueCert));
-    previous = [`${p}/apiserver-cert`];
+    previous = [`${p}/kube-apiserver`];
+  }
+  // The serving certificates once every apiserver serves the new range: in-cluster clients still reach the old
+  // kubernetes Service IP until the Services phase, and the re-issued certificate keeps that IP as a SAN.
+  for (const cp of controlPlanes) {
+    cpSteps.push(step(`control-plane/${cp.name}/apiserver-cert`, "reissue-cert", `${cp.name}:apiserver.crt`, previous, E.reissueCert));
+    previous = [`control-plane/${cp.name}/apiserver-cert`];
   }
   phase("control-plane", cpSteps);
   const controlPlaneDone = previous;

@@ -128,7 +128,10 @@ describe("lib/plan buildPlan", () => {
     assert.deepEqual(steps.get("nodes/enable-cidr-allocation/cp-1")!.dependsOn, ["nodes/worker-2", "nodes/worker-3"]);
     // KCM before the apiserver on every control-plane node, one node after another.
     assert.deepEqual(steps.get("control-plane/cp-1/kube-apiserver")!.dependsOn, ["control-plane/cp-1/kube-controller-manager"]);
-    assert.deepEqual(steps.get("control-plane/cp-2/backup")!.dependsOn, ["control-plane/cp-1/apiserver-cert"]);
+    assert.deepEqual(steps.get("control-plane/cp-2/backup")!.dependsOn, ["control-plane/cp-1/kube-apiserver"]);
+    // Serving certificates once every apiserver serves the new range, one node at a time.
+    assert.deepEqual(steps.get("control-plane/cp-1/apiserver-cert")!.dependsOn, ["control-plane/cp-3/kube-apiserver"]);
+    assert.deepEqual(steps.get("control-plane/cp-2/apiserver-cert")!.dependsOn, ["control-plane/cp-1/apiserver-cert"]);
     // The DNS Service moves last: its final swap waits for every node.
     assert.deepEqual(steps.get("dns/final-swap")!.dependsOn, ["nodes/enable-cidr-allocation/cp-3"]);
     assert.deepEqual(steps.get("cni/calico/remove-old-pool")!.dependsOn, ["kube-proxy/restart"]);
