@@ -1,7 +1,7 @@
-import { existsSync } from "fs";
-import { homedir } from "os";
+import { existsSync, readFileSync } from "fs";
 import { KubeConfig } from "@kubernetes/client-node";
 import { UnreachableError, UserError } from "./errors";
+import { expandHome } from "./paths";
 import { Sensitive } from "./sensitive";
 
 /** Loads a kubeconfig from a path or secret content, with errors that name the source but never print the content. */
@@ -11,7 +11,7 @@ export function loadKubeConfig(source: { path?: string; content?: Sensitive }, w
     if (source.content) {
       kc.loadFromString(source.content.reveal(what));
     } else {
-      const file = (source.path ?? "~/.kube/config").replace(/^~(?=$|\/)/, homedir());
+      const file = expandHome(source.path ?? "~/.kube/config");
       if (!existsSync(file)) throw new UserError(`${what}: file ${file} does not exist; pass --kubeconfig FILE or set cidr-migration:kubeconfig`);
       kc.loadFromFile(file);
     }
@@ -21,6 +21,17 @@ export function loadKubeConfig(source: { path?: string; content?: Sensitive }, w
   }
   if (!kc.getCurrentCluster()) throw new UserError(`${what}: has no current cluster; set current-context`);
   return kc;
+}
+
+/** The kubeconfig's text, for resources that must carry it (as a secret) to the engine's provider hosts. */
+export function kubeconfigText(source: { path?: string; content?: Sensitive }, what = "kubeconfig"): string {
+  if (source.content) return source.content.reveal(what);
+  const file = expandHome(source.path ?? "~/.kube/config");
+  try {
+    return readFileSync(file, "utf8");
+  } catch (err) {
+    throw new UserError(`${what}: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? err}); pass an existing kubeconfig`);
+  }
 }
 
 const UNREACHABLE_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EHOSTUNREACH", "ETIMEDOUT", "ECONNRESET", "EAI_AGAIN", "UND_ERR_CONNECT_TIMEOUT"]);

@@ -131,7 +131,8 @@ export async function captureGraph(build: () => unknown, options: MockOptions = 
       });
     };
   }
-  build();
+  // The program itself is async (it discovers the cluster before declaring anything): wait for it, then for the RPCs.
+  await build();
   await settle(() => resources.length);
   if (errors.length > 0) throw errors[0];
 

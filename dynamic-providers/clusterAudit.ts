@@ -1,0 +1,171 @@
+import * as pulumi from "@pulumi/pulumi";
+import { FindingReport, summarize } from "../lib/findings";
+import { loadKubeConfig } from "../lib/kubeClient";
+import { MigrationConfig } from "../lib/migrationConfig";
+import { Plan } from "../lib/planModel";
+import { runPreflight } from "../lib/preflight";
+import { Sensitive } from "../lib/sensitive";
+import { runVerify } from "../lib/verify";
+
+/**
+ * The graph's first and last phases: the read-only preflight audit and the post-migration verification, run when
+ * `pulumi up` creates the resource. Both fail closed, so a step that cannot prove success stops the graph:
+ * - preflight fails on any blocker; every other phase depends on it, so nothing changes;
+ * - verify fails on any finding (something left in the old ranges, a Service not at its planned IP).
+ *
+ * Each runs once per migration run (trigger = snapshot.trigger): a re-run after a partial migration must not be
+ * stopped by findings the migration itself causes (Services already moved, nodes half rolled). Preview never runs
+ * them; `cidr-migration preflight` is the preview-time check, and the CI gate reads its JSON.
+ */
+
+export const CLUSTER_AUDIT_VERSION = "1";
+
+export type AuditKind = "preflight" | "verify";
+
+export interface ClusterAuditArgs {
+  /** The admin kubeconfig's content (secret). */
+  kubeconfig: pulumi.Input<string>;
+  /** The validated config; its Sensitive fields serialize as "[secret]", which is all the audits need of them. */
+  config: MigrationConfig;
+  /** verify: the reviewed plan, for each Service's planned address. */
+  plan?: Plan;
+  /** preflight: etcd TLS material for the health check (secrets). */
+  etcdCaCert?: pulumi.Input<string>;
+  etcdCert?: pulumi.Input<string>;
+  etcdKey?: pulumi.Input<string>;
+  /** A new value runs the audit again (config snapshot.trigger). */
+  trigger: pulumi.Input<string>;
+  version?: pulumi.Input<string>;
+}
+
+interface AuditInputs {
+  kind: AuditKind;
+  kubeconfig: string;
+  configJson: string;
+  planJson?: string;
+  etcdCaCert?: string;
+  etcdCert?: string;
+  etcdKey?: string;
+  trigger: string;
+  version: string;
+}
+
+export interface ClusterAuditOutputs {
+  kind: AuditKind;
+  trigger: string;
+  version: string;
+  blockers: number;
+  warnings: number;
+  infos: number;
+  /** The report as `cidr-migration preflight|verify --json` prints it. */
+  reportJson: string;
+}
+
+/** Why an audit stops the graph, one line per finding that counts; undefined when it passes. */
+export function auditFailure(kind: AuditKind, report: FindingReport): string | undefined {
+  const counting = report.findings.filter((f) => f.severity === "blocker" || (kind === "verify" && f.severity === "warning"));
+  if (counting.length === 0) return undefined;
+  const lines = counting.map((f) => `  ${f.code} ${f.object}${f.path ? ` ${f.path}` : ""}: ${f.message} — ${f.action}`);
+  const what = kind === "preflight" ? `preflight found ${counting.length} blocker(s); nothing was changed` : `verify found ${counting.length} problem(s) left after the migration`;
+  return `${what}:\n${lines.join("\n")}`;
+}
+
+async function audit(inputs: AuditInputs): Promise<ClusterAuditOutputs> {
+  const config = JSON.parse(inputs.configJson) as MigrationConfig;
+  const kubeConfig = loadKubeConfig({ content: new Sensitive(inputs.kubeconfig) }, "kubeconfig");
+  let report: FindingReport;
+  if (inputs.kind === "preflight") {
+    const credentials =
+      inputs.etcdCaCert || inputs.etcdCert
+        ? {
+            ca: inputs.etcdCaCert ? Buffer.from(inputs.etcdCaCert) : undefined,
+            cert: inputs.etcdCert ? Buffer.from(inputs.etcdCert) : undefined,
+            key: inputs.etcdKey ? Buffer.from(inputs.etcdKey) : undefined,
+          }
+        : undefined;
+    report = (await runPreflight({ config, kubeConfig, etcd: { credentials } })).report;
+  } else {
+    const plan = inputs.planJson ? (JSON.parse(inputs.planJson) as Plan) : undefined;
+    report = await runVerify({ config, kubeConfig, reviewedPlan: plan ? { plan, source: "the reviewed plan" } : undefined });
+  }
+  const failure = auditFailure(inputs.kind, report);
+  if (failure) throw new Error(failure);
+  const counts = summarize(report.findings);
+  return {
+    kind: inputs.kind,
+    trigger: inputs.trigger,
+    version: inputs.version,
+    blockers: counts.blocker,
+    warnings: counts.warning,
+    infos: counts.info,
+    reportJson: JSON.stringify(report),
+  };
+}
+
+export const clusterAuditProvider: pulumi.dynamic.ResourceProvider = {
+  async check(_olds: Record<string, unknown>, news: Record<string, unknown>): Promise<pulumi.dynamic.CheckResult> {
+    const failures: pulumi.dynamic.CheckFailure[] = [];
+    // Unknown during preview is fine: only known wrong values fail.
+    if (news.kind !== "preflight" && news.kind !== "verify") failures.push({ property: "kind", reason: `kind ${JSON.stringify(news.kind)} must be preflight or verify` });
+    if (news.trigger === "") failures.push({ property: "trigger", reason: "trigger must not be empty (it is cidr-migration:snapshot.trigger)" });
+    return { inputs: news, failures };
+  },
+
+  async diff(_id: string, olds: ClusterAuditOutputs, news: Record<string, unknown>): Promise<pulumi.dynamic.DiffResult> {
+    const replaces = ["kind", "trigger"].filter((k) => news[k] !== (olds as unknown as Record<string, unknown>)[k]);
+    return { changes: replaces.length > 0, replaces, deleteBeforeReplace: true };
+  },
+
+  async create(news: Record<string, unknown>): Promise<pulumi.dynamic.CreateResult> {
+    const outs = await audit(news as unknown as AuditInputs);
+    return { id: `${outs.kind}-${outs.trigger}`, outs };
+  },
+};
+
+const SECRET_INPUTS = ["kubeconfig", "etcdCaCert", "etcdCert", "etcdKey"];
+
+abstract class ClusterAudit extends pulumi.dynamic.Resource {
+  declare readonly blockers: pulumi.Output<number>;
+  declare readonly warnings: pulumi.Output<number>;
+  declare readonly reportJson: pulumi.Output<string>;
+
+  protected constructor(kind: AuditKind, type: string, name: string, args: ClusterAuditArgs, opts?: pulumi.CustomResourceOptions) {
+    const secretIfGiven = (value: pulumi.Input<string> | undefined) => (value === undefined ? undefined : pulumi.secret(value));
+    super(
+      clusterAuditProvider,
+      name,
+      {
+        kind,
+        kubeconfig: pulumi.secret(args.kubeconfig),
+        configJson: JSON.stringify(args.config),
+        planJson: args.plan ? JSON.stringify(args.plan) : undefined,
+        etcdCaCert: secretIfGiven(args.etcdCaCert),
+        etcdCert: secretIfGiven(args.etcdCert),
+        etcdKey: secretIfGiven(args.etcdKey),
+        trigger: args.trigger,
+        version: args.version ?? CLUSTER_AUDIT_VERSION,
+        blockers: undefined,
+        warnings: undefined,
+        infos: undefined,
+        reportJson: undefined,
+      },
+      { ...opts, additionalSecretOutputs: [...(opts?.additionalSecretOutputs ?? []), ...SECRET_INPUTS] },
+      "cidr-migration",
+      type,
+    );
+  }
+}
+
+/** Phase 1: blockers stop `pulumi up` before anything changes. */
+export class PreflightGate extends ClusterAudit {
+  constructor(name: string, args: ClusterAuditArgs, opts?: pulumi.CustomResourceOptions) {
+    super("preflight", "PreflightGate", name, args, opts);
+  }
+}
+
+/** The last phase: nothing left in the old ranges, every Service at its planned IP. */
+export class Verification extends ClusterAudit {
+  constructor(name: string, args: ClusterAuditArgs, opts?: pulumi.CustomResourceOptions) {
+    super("verify", "Verification", name, args, opts);
+  }
+}

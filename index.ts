@@ -1,0 +1,171 @@
+// The composition root: the runbook's table of contents. Config → discovery (read-only) → Plan → resources, phase by
+// phase, each phase depending explicitly on the one before, so `pulumi preview` shows the whole ordered graph and
+// touches nothing, and `pulumi up` stops at the first step that cannot prove success.
+import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+import { ApiserverCerts } from "./components/apiserverCerts";
+import { CalicoIPPool, CalicoOldPoolRemoval } from "./components/calicoIPPool";
+import { CiliumConfig } from "./components/ciliumConfig";
+import { ClusterConfig, kubeletConfigMapName } from "./components/clusterConfig";
+import { liveConfigMapKey } from "./components/systemObjectPatch";
+import { ControlPlane, EnableCidrAllocation } from "./components/controlPlane";
+import { DnsFinalSwap, DnsTemporaryService } from "./components/dnsContinuity";
+import { FlannelConfig } from "./components/flannelConfig";
+import { KubeProxyConfig } from "./components/kubeProxyConfig";
+import { NodeRollout } from "./components/nodeRollout";
+import { readStackConfig, secretInput } from "./components/stackConfig";
+import { PreflightGate, Verification } from "./dynamic-providers/clusterAudit";
+import { EtcdSnapshot } from "./dynamic-providers/etcdSnapshot";
+import { ServiceRecreation } from "./dynamic-providers/serviceRecreation";
+import { cidrContains } from "./lib/cidr";
+import { discoverInventory } from "./lib/discovery";
+import { UserError } from "./lib/errors";
+import { kubeconfigText, loadKubeConfig } from "./lib/kubeClient";
+import { expandHome } from "./lib/paths";
+import { buildPlan } from "./lib/plan";
+import { serviceMovesFromPlan } from "./lib/serviceMove/planMoves";
+
+const KUBEADM_CONFIG = { namespace: "kube-system", configMap: "kubeadm-config", key: "ClusterConfiguration" };
+
+export = async () => {
+  // Bad input stops here, before discovery and before any resource exists.
+  const firstRead = readStackConfig();
+  const inventory = await userErrorsAsRunErrors(() => discoverInventory(loadKubeConfig(firstRead.kubeconfig, "cidr-migration:kubeconfig")));
+  const config = readStackConfig({ inventory });
+  const plan = userErrorsAsRunErrorsSync(() => buildPlan(config, inventory));
+  const kubeconfig = pulumi.secret(userErrorsAsRunErrorsSync(() => kubeconfigText(config.kubeconfig, "cidr-migration:kubeconfig")));
+  const runId = config.snapshot.trigger;
+  const cluster = new k8s.Provider("cluster", { kubeconfig, enableServerSideApply: true });
+  const kube = { provider: cluster };
+  const ssh = { user: config.ssh.user, privateKey: secretInput(config.ssh.privateKey, "cidr-migration:ssh.privateKey") ?? pulumi.secret("") };
+  const controlPlaneNodes = config.nodes.filter((n) => n.role === "control-plane");
+  const nodeAccess = { nodes: controlPlaneNodes, ssh, runId };
+  const etcdTls = {
+    etcdCaCert: secretInput(config.etcd.caCert, "cidr-migration:etcd.caCert"),
+    etcdCert: secretInput(config.etcd.cert, "cidr-migration:etcd.cert"),
+    etcdKey: secretInput(config.etcd.key, "cidr-migration:etcd.key"),
+  };
+
+  // 1. preflight: blockers stop everything.
+  const preflight = new PreflightGate("preflight", { kubeconfig, config, trigger: runId, ...etcdTls });
+
+  // 2. snapshot: nothing changes before a snapshot exists that is proven to restore.
+  const snapshot = new EtcdSnapshot("etcd-snapshot", {
+    endpoints: config.etcd.endpoints,
+    caCert: etcdTls.etcdCaCert,
+    cert: etcdTls.etcdCert,
+    key: etcdTls.etcdKey,
+    directory: expandHome(config.snapshot.directory),
+    trigger: runId,
+  }, { dependsOn: [preflight] });
+
+  // 3. control plane: KCM before the apiserver, one node at a time (KCM keeps allocation off until the nodes moved),
+  //    then the apiserver serving certificates with the new first Service IP.
+  const controlPlane = new ControlPlane("control-plane", {
+    ...nodeAccess,
+    serviceCidr: config.serviceCidr,
+    podCidr: config.podCidr,
+  }, { dependsOn: [snapshot] });
+  const certs = new ApiserverCerts("apiserver-certs", {
+    ...nodeAccess,
+    serviceCidr: config.serviceCidr,
+    clusterConfiguration: liveConfigMapKey("kubeadm-config-live", KUBEADM_CONFIG, kube),
+  }, { dependsOn: [controlPlane] });
+
+  // 4. Services: every planned move, journaled; the kubernetes Service re-created by the apiserver at the new first IP.
+  const serviceMoves = serviceMovesFromPlan(plan);
+  const services = new ServiceRecreation("services", {
+    kubeconfig,
+    moves: serviceMoves.moves,
+    kubernetesService: serviceMoves.kubernetesService,
+    parallelism: config.services.parallelism,
+    allowLoadBalancerRecreate: config.services.allowLoadBalancerRecreate,
+    serviceCidr: config.serviceCidr.to,
+  }, { dependsOn: [certs] });
+
+  // 5. DNS, first half: a stand-in Service answers at the final DNS IP before any node switches to it.
+  const dns = { namespace: plan.dns.namespace, name: plan.dns.name };
+  const dnsTemporary = serviceMoves.dns
+    ? new DnsTemporaryService("dns-temporary", { kubeconfig, dns, finalIP: serviceMoves.dns.toIP }, { dependsOn: [services] })
+    : undefined;
+
+  // 6. cluster config: kubeadm-config keeps the new ranges for later upgrades; kubelet-config points at the stand-in.
+  const clusterConfig = new ClusterConfig("cluster-config", {
+    podCidr: config.podCidr.to,
+    serviceCidr: config.serviceCidr.to,
+    clusterDns: [plan.dns.newClusterIP],
+    kubeletConfigMapName: inventory.kubeletConfig?.configMapName ?? kubeletConfigMapName(inventory.serverVersion),
+    patchKubeletConfig: inventory.kubeletConfig !== undefined,
+  }, { ...kube, dependsOn: [dnsTemporary ?? services] });
+
+  // 7. CNI: the new pool before any node rolls.
+  const oldPool = inventory.cni.calicoPools.find((p) => cidrContains(p.cidr, config.podCidr.from) || cidrContains(config.podCidr.from, p.cidr));
+  const cniSteps: pulumi.Resource[] =
+    plan.cni === "calico" && oldPool
+      ? [new CalicoIPPool("calico-pool", { oldPool, newCidr: config.podCidr.to }, { ...kube, dependsOn: [clusterConfig] })]
+      : plan.cni === "flannel"
+        ? [new FlannelConfig("flannel", { podCidr: config.podCidr.to, runId }, { ...kube, dependsOn: [clusterConfig] })]
+        : plan.cni === "cilium"
+          ? [new CiliumConfig("cilium", { podCidr: config.podCidr.to, nodeMaskSize: config.podCidr.nodeMaskSize, runId }, { ...kube, dependsOn: [clusterConfig] })]
+          : [];
+
+  // 8. nodes: the canary alone, control-plane nodes one at a time, workers in batches; then KCM allocation back on.
+  const nodes = new NodeRollout("nodes", {
+    plan,
+    nodes: config.nodes,
+    ssh,
+    kubeconfig,
+    rollout: config.nodeRollout,
+    runId,
+  }, { dependsOn: [clusterConfig, ...cniSteps] });
+  const allocation = new EnableCidrAllocation("enable-cidr-allocation", {
+    ...nodeAccess,
+    podCidr: config.podCidr.to,
+    serviceCidr: config.serviceCidr.to,
+    nodeMaskSize: config.podCidr.nodeMaskSize,
+  }, { dependsOn: nodes.done });
+
+  // 5'. DNS, second half: no pod resolves through the old IP any more; the real DNS Service takes the final IP.
+  const dnsFinal = serviceMoves.dns && dnsTemporary
+    ? new DnsFinalSwap("dns-final", { kubeconfig, dns, fromIP: serviceMoves.dns.fromIP, toIP: serviceMoves.dns.toIP, temporary: dnsTemporary }, { dependsOn: [allocation] })
+    : undefined;
+
+  // 9. kube-proxy: clusterCIDR, then a rolling restart.
+  const kubeProxy = new KubeProxyConfig("kube-proxy", { podCidr: config.podCidr.to, runId }, { ...kube, dependsOn: [dnsFinal ?? allocation] });
+
+  // 10. the old Calico pool goes only once no IPAM block or affinity is left in it.
+  const oldPoolRemoval = plan.cni === "calico" && oldPool
+    ? new CalicoOldPoolRemoval("calico-old-pool", { kubeconfig, oldPool }, { dependsOn: [kubeProxy] })
+    : undefined;
+
+  // 11. verify: nothing left in the old ranges; every Service at its planned IP.
+  const verify = new Verification("verify", { kubeconfig, config, plan, trigger: runId }, { dependsOn: [oldPoolRemoval ?? kubeProxy] });
+
+  return {
+    serviceCidr: plan.serviceCidr,
+    podCidr: plan.podCidr,
+    servicesMoving: plan.services.filter((s) => s.action === "recreate").length,
+    nodesMoving: plan.nodes.filter((n) => n.action === "move").length,
+    estimate: { oursSeconds: plan.estimate.oursSeconds, manualRunbookMinutes: plan.estimate.manualMinutes, nodes: nodes.estimate },
+    snapshot: { path: snapshot.path, sha256: snapshot.sha256 },
+    dnsGapMillis: dnsFinal?.gapMillis,
+    verifyWarnings: verify.warnings,
+  };
+};
+
+/** A UserError (unreachable cluster, inconsistent inventory) is a one-line RunError, not a stack trace. */
+async function userErrorsAsRunErrors<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    throw err instanceof UserError ? new pulumi.RunError(err.message) : err;
+  }
+}
+
+function userErrorsAsRunErrorsSync<T>(fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    throw err instanceof UserError ? new pulumi.RunError(err.message) : err;
+  }
+}

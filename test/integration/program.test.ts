@@ -1,0 +1,162 @@
+// index.ts as `pulumi preview` runs it, under the SDK's mocks (for the graph's shape only) against a real, seeded
+// control plane (for discovery and the live ConfigMaps the components read): every phase is declared, each waits on
+// the one before, the Service moves are the plan's, and no secret is in plaintext anywhere in the graph.
+import * as assert from "node:assert/strict";
+import { generateKeyPairSync } from "node:crypto";
+import { readFileSync } from "node:fs";
+import * as path from "node:path";
+import * as pulumi from "@pulumi/pulumi";
+import { CoreV1Api } from "@kubernetes/client-node";
+import { validateConfig } from "../../lib/config";
+import { discoverInventory } from "../../lib/discovery";
+import { buildPlan } from "../../lib/plan";
+import { readStackFile } from "../../lib/stackFile";
+import { captureGraph, MockGraph, plaintextOf, RegisteredResource } from "../support/pulumiMocks";
+import { REPO } from "../support/cli";
+import { useTestCluster } from "../testbed/fixture";
+import { OLD_NODE_CIDR_MASK_SIZE, OLD_POD_CIDR, OLD_SERVICE_CIDR, seedWorkload } from "../testbed/seed";
+
+const MANIFESTS = path.join(REPO, "test", "fixtures", "manifests");
+const KUBELET_CONFIG = path.join(REPO, "test", "fixtures", "testbed", "var-lib-kubelet-config-yaml-v1.25-clusterdns.yaml");
+
+/** What a node's read step prints (base64 of the file), by the path its script reads. */
+function nodeFile(script: string): string | undefined {
+  const files: Array<[string, string]> = [
+    ["kube-controller-manager.yaml", path.join(MANIFESTS, "v1.29-single-cp-kube-controller-manager.yaml")],
+    ["kube-apiserver.yaml", path.join(MANIFESTS, "v1.29-single-cp-kube-apiserver.yaml")],
+    ["kubelet/config.yaml", KUBELET_CONFIG],
+  ];
+  const hit = files.find(([needle]) => script.includes(needle));
+  return hit ? readFileSync(hit[1]).toString("base64") : undefined;
+}
+
+describe("index.ts: the whole graph against a seeded real control plane (mocked engine)", function () {
+  const cluster = useTestCluster({ serviceCidr: OLD_SERVICE_CIDR, podCidr: OLD_POD_CIDR, nodeMaskSize: OLD_NODE_CIDR_MASK_SIZE });
+  const sshKey = generateKeyPairSync("ed25519").privateKey.export({ type: "pkcs8", format: "pem" }).toString();
+  let graph: MockGraph;
+  let kubeconfigText: string;
+  let values: Record<string, unknown>;
+
+  before(async function () {
+    const kc = cluster().kubeConfig();
+    await seedWorkload(kc);
+    kubeconfigText = readFileSync(cluster().kubeconfigPath, "utf8");
+    const configMaps = new Map(
+      (await kc.makeApiClient(CoreV1Api).listNamespacedConfigMap({ namespace: "kube-system" })).items.map((cm) => [`kube-system/${cm.metadata!.name}`, cm]),
+    );
+    values = {
+      ...readStackFile(path.join(REPO, "Pulumi.sandbox.yaml")).values,
+      kubeconfig: cluster().kubeconfigPath,
+      etcd: { endpoints: [cluster().etcd.endpoint] },
+      ssh: { user: "root", privateKey: sshKey },
+    };
+    const config = Object.fromEntries(Object.entries(values).map(([k, v]) => [`cidr-migration:${k}`, typeof v === "string" ? v : JSON.stringify(v)]));
+    graph = await captureGraph(
+      async () => {
+        pulumi.runtime.setAllConfig(config, ["cidr-migration:ssh"]);
+        // eslint-disable-next-line @typescript-eslint/no-require-imports
+        const program = require("../../index") as () => Promise<unknown>;
+        await program();
+      },
+      {
+        preview: true,
+        readState: (type, id) => {
+          const cm = type === "kubernetes:core/v1:ConfigMap" ? configMaps.get(id) : undefined;
+          return cm ? { metadata: cm.metadata, data: cm.data } : undefined;
+        },
+        outputs: ({ type, inputs }) => {
+          const script = `${inputs.create ?? ""}${inputs.stdin ?? ""}`;
+          const stdout = type === "command:remote:Command" ? nodeFile(script) : undefined;
+          return stdout === undefined ? {} : { stdout, stderr: "" };
+        },
+      },
+    );
+  });
+
+  const one = (pattern: RegExp): RegisteredResource => {
+    const found = graph.resources.filter((r) => pattern.test(r.type) || pattern.test(r.name));
+    assert.equal(found.length, 1, `expected one resource matching ${pattern}, found ${found.map((r) => `${r.type} ${r.name}`).join(", ") || "none"}`);
+    return found[0];
+  };
+  const isComponent = (r: RegisteredResource) => /^cidr-migration:[a-zA-Z]+:[A-Z]/.test(r.type);
+  /** The steps a phase runs: itself when it is a custom resource, else every custom resource under it (reads excluded). */
+  const stepsOf = (phase: RegisteredResource): RegisteredResource[] => {
+    if (!isComponent(phase)) return [phase];
+    const under = graph.resources.filter((r) => r.parentUrn === phase.urn);
+    return under.flatMap((c) => (isComponent(c) ? stepsOf(c) : c.read ? [] : [c]));
+  };
+  const byUrn = () => new Map(graph.resources.map((r) => [r.urn, r]));
+  /**
+   * Whether `later` cannot start before `earlier` finished: a path through dependencies (the engine waits for them)
+   * and parent links (a resource cannot register before its parent, which itself waited for its dependencies).
+   */
+  const waits = (later: RegisteredResource, earlier: RegisteredResource): boolean => {
+    const urns = byUrn();
+    const seen = new Set<string>();
+    const stack = [later];
+    while (stack.length) {
+      const r = stack.pop()!;
+      for (const next of [...r.dependencies, r.parentUrn]) {
+        if (!next || seen.has(next)) continue;
+        if (next === earlier.urn) return true;
+        seen.add(next);
+        const resource = urns.get(next);
+        if (resource) stack.push(resource);
+      }
+    }
+    return false;
+  };
+  const phaseWaits = (later: RegisteredResource, earlier: RegisteredResource) => {
+    const laterSteps = stepsOf(later);
+    const earlierSteps = stepsOf(earlier);
+    assert.ok(laterSteps.length > 0 && earlierSteps.length > 0, `${later.name} or ${earlier.name} declares no step`);
+    for (const l of laterSteps) {
+      for (const e of earlierSteps) assert.ok(waits(l, e), `${l.type} ${l.name} (${later.name}) does not wait on ${e.type} ${e.name} (${earlier.name})`);
+    }
+  };
+
+  it("declares every phase of the runbook", () => {
+    for (const pattern of [
+      /^preflight$/, /^etcd-snapshot$/, /ControlPlane$/, /ApiserverCerts$/, /^services$/, /DnsTemporaryService$/, /ClusterConfig$/,
+      /CalicoIPPool$/, /NodeRollout$/, /EnableCidrAllocation$/, /DnsFinalSwap$/, /KubeProxyConfig$/, /CalicoOldPoolRemoval$/, /^verify$/,
+    ]) {
+      one(pattern);
+    }
+  });
+
+  it("orders the phases: preflight → snapshot → control plane → certs → Services → DNS stand-in → cluster config → new pool → nodes → allocation → DNS swap → kube-proxy → old pool → verify", () => {
+    const order = [
+      one(/^preflight$/), one(/^etcd-snapshot$/), one(/ControlPlane$/), one(/ApiserverCerts$/), one(/^services$/), one(/DnsTemporaryService$/),
+      one(/ClusterConfig$/), one(/CalicoIPPool$/), one(/NodeRollout$/), one(/EnableCidrAllocation$/), one(/DnsFinalSwap$/),
+      one(/KubeProxyConfig$/), one(/CalicoOldPoolRemoval$/), one(/^verify$/),
+    ];
+    for (let i = 1; i < order.length; i++) phaseWaits(order[i], order[i - 1]);
+  });
+
+  it("moves exactly the plan's Services, each to its planned IP", async () => {
+    const inventory = await discoverInventory(cluster().kubeConfig());
+    const plan = buildPlan(validateConfig({ values, secretKeys: new Set(["ssh"]) }, { inventory }), inventory);
+    const moves = one(/^services$/).inputs.moves as Record<string, { fromIP: string; toIP: string }>;
+    const expected = Object.fromEntries(
+      plan.services
+        .filter((s) => s.action === "recreate" && s.name !== "kubernetes" && !(s.namespace === plan.dns.namespace && s.name === plan.dns.name))
+        .map((s) => [`${s.namespace}/${s.name}`, { fromIP: s.oldClusterIP, toIP: s.newClusterIP }]),
+    );
+    assert.deepEqual(Object.fromEntries(Object.entries(moves).map(([k, m]) => [k, { fromIP: m.fromIP, toIP: m.toIP }])), expected);
+    assert.ok(Object.keys(expected).length >= 8);
+    assert.deepEqual(one(/^services$/).inputs.kubernetesService, { fromIP: "10.96.0.1", toIP: "10.112.0.1" });
+  });
+
+  it("keeps every secret out of plaintext: SSH key, kubeconfig, in every resource's inputs", () => {
+    const keyLine = sshKey.split("\n")[1];
+    const kubeconfigLine = kubeconfigText.split("\n").find((l) => l.includes("client-key-data"))!.trim().slice(-40);
+    let withKey = 0;
+    for (const r of graph.resources) {
+      const plain = plaintextOf(r.rawInputs);
+      assert.ok(!plain.includes(keyLine), `${r.type} ${r.name} carries the SSH key in plaintext`);
+      assert.ok(!plain.includes(kubeconfigLine), `${r.type} ${r.name} carries the kubeconfig in plaintext`);
+      if (JSON.stringify(r.inputs).includes(keyLine)) withKey++;
+    }
+    assert.ok(withKey > 0, "the SSH key reaches the remote commands (as a secret)");
+  });
+});
