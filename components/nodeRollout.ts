@@ -47,6 +47,14 @@ import { ConnectionOptions, SshCredentials, connectionFor } from "./remoteConnec
 export const KUBELET_CONFIG_PATH = "/var/lib/kubelet/config.yaml";
 export const JOIN_TOKEN_COMMAND = "kubeadm token create --print-join-command --ttl 2h";
 
+/** The read step prints the file as one line of base64 (lib/scripts/readFile); anything else is a failed read. */
+function decodeReadStep(stdout: string, file: string, node: string): string {
+  const text = stdout.trim();
+  const bytes = Buffer.from(text, "base64");
+  if (text === "" || bytes.toString("base64") !== text) throw new Error(`node ${node}: reading ${file} returned no base64 content; check the kubelet-config-read step's output`);
+  return bytes.toString("utf8");
+}
+
 export interface NodeRolloutArgs {
   /** lib/plan's Plan: node moves (batch, canary, newPodCIDR), podCidr.from, cni, dns, and the "nodes/<name>" estimates. */
   plan: Plan;
@@ -68,6 +76,8 @@ export interface NodeRolloutArgs {
   rejoinTimeoutSeconds?: number;
   /** kubeadm-rejoin: the control-plane node that makes the join tokens. Default: the first control-plane node in `nodes`. */
   tokenNode?: string;
+  /** Directory standing in for `/` on the nodes; only tests set it (default "": the real root). */
+  root?: string;
 }
 
 /** The resources declared for one node, in order. */
@@ -208,12 +218,12 @@ export class NodeRollout extends pulumi.ComponentResource {
     }, { parent: this, dependsOn: ctx.dependsOn });
 
     const oldPodCidrs = [plan.podCidr.from, ...(move.oldPodCIDR && move.oldPodCIDR !== plan.podCidr.from ? [move.oldPodCIDR] : [])];
-    const cniCleanup = script("cni-cleanup", guard(() => cleanupCni({ cni: plan.cni, oldPodCidrs, backupDir })), [drain]);
+    const cniCleanup = script("cni-cleanup", guard(() => cleanupCni({ cni: plan.cni, oldPodCidrs, backupDir, root: args.root })), [drain]);
     const steps: NodeMoveSteps = { move, strategy, drain, cniCleanup } as NodeMoveSteps;
 
     let beforeDelete: pulumi.Resource = cniCleanup;
     if (strategy === "reregister") {
-      const kubelet = guard(() => kubeletReregister({ backupDir }));
+      const kubelet = guard(() => kubeletReregister({ backupDir, root: args.root }));
       steps.kubeletStop = script("kubelet-stop", kubelet.stop, [cniCleanup]);
       beforeDelete = steps.kubeletStop;
     } else {
@@ -236,23 +246,24 @@ export class NodeRollout extends pulumi.ComponentResource {
     let rejoinAfter: pulumi.Resource;
     if (strategy === "reregister") {
       if (ctx.clusterDns) {
-        steps.kubeletConfigRead = script("kubelet-config-read", readFile({ path: KUBELET_CONFIG_PATH }), [steps.kubeletStop!], { logging: "stderr" });
+        steps.kubeletConfigRead = script("kubelet-config-read", readFile({ path: KUBELET_CONFIG_PATH, root: args.root }), [steps.kubeletStop!], { logging: "stderr" });
         const edit = steps.kubeletConfigRead.stdout.apply((stdout) => setKubeletClusterDns({
           configPath: KUBELET_CONFIG_PATH,
-          currentContent: Buffer.from(stdout.trim(), "base64").toString("utf8"),
+          currentContent: decodeReadStep(stdout, KUBELET_CONFIG_PATH, move.name),
           clusterDns: ctx.clusterDns!,
           backupDir,
+          root: args.root,
         }).script);
         // the planned value, known at preview time while the edit itself is not
         steps.kubeletConfigDns = script("kubelet-config-dns", edit, [steps.kubeletConfigRead], { triggers: [args.runId, ctx.clusterDns.join(",")] });
         beforeStart = [...beforeStart, steps.kubeletConfigDns];
       }
-      steps.kubeletStart = script("kubelet-start", guard(() => kubeletReregister({ backupDir })).start, beforeStart);
+      steps.kubeletStart = script("kubelet-start", guard(() => kubeletReregister({ backupDir, root: args.root })).start, beforeStart);
       rejoinAfter = steps.kubeletStart;
     } else {
       const joinScript = pulumi.secret(steps.joinToken!.stdout).apply((stdout) => {
         const join = parseJoinCommand(stdout);
-        return kubeadmRejoin({ ...join, rejoinId: args.runId, backupDir, nodeName: move.name }).reveal("kubeadm-rejoin script");
+        return kubeadmRejoin({ ...join, rejoinId: args.runId, backupDir, nodeName: move.name, root: args.root }).reveal("kubeadm-rejoin script");
       });
       steps.kubeadmRejoin = script("kubeadm-rejoin", pulumi.secret(joinScript), beforeStart);
       rejoinAfter = steps.kubeadmRejoin;
