@@ -1,8 +1,10 @@
 import { Command, CommanderError } from "commander";
 import { EXIT_INVALID_INPUT } from "../lib/errors";
+import { registerGateCommand } from "./gateCommand";
 import { registerInventoryCommand } from "./inventoryCommand";
 import { registerPlanCommand } from "./planCommand";
 import { registerPreflightCommand } from "./preflightCommand";
+import { registerReportCommand } from "./reportCommand";
 import { registerRestoreCommand } from "./restoreCommand";
 import { registerSandboxCommand } from "./sandboxCommand";
 import { registerVerifyCommand } from "./verifyCommand";
@@ -17,8 +19,10 @@ export function buildProgram(): Command {
   registerPlanCommand(program);
   registerPreflightCommand(program);
   registerVerifyCommand(program);
-  registerSandboxCommand(program);
+  registerGateCommand(program);
+  registerReportCommand(program);
   registerRestoreCommand(program);
+  registerSandboxCommand(program);
   for (const sub of program.commands) sub.exitOverride();
   return program;
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Installs what the real test bed needs: etcd from Debian, and kube-apiserver +
-# kube-controller-manager v1.20.2 built once from Debian's kubernetes source
-# package, then cached. Safe to run again: every step is skipped when done.
+# Installs what the real test bed needs: etcd, openssl, shellcheck, sshd, iproute2 and chromium from Debian;
+# kubectl from Debian's kubernetes-client; kube-apiserver, kube-controller-manager and kubeadm v1.20.2 built once
+# from Debian's kubernetes source package, then cached. Safe to run again: every step is skipped when done.
 set -euo pipefail
 
 cache_dir="${CIDR_MIGRATION_CACHE:-$HOME/.cache/cidr-migration}"
@@ -44,20 +44,25 @@ if [ ! -x "$kube_bin_dir/kubectl" ]; then
 fi
 # --- end kubectl ------------------------------------------------------------------------------------
 
-if [ -n "${KUBEBUILDER_ASSETS:-}" ] && [ -x "$KUBEBUILDER_ASSETS/kube-apiserver" ]; then
-  echo "test bed: using kube binaries from KUBEBUILDER_ASSETS=$KUBEBUILDER_ASSETS"
-  exit 0
-fi
 # Bump when the build changes, so stale cached binaries are rebuilt.
 build_stamp="kube-1.20.2 reflect2-1.0.2"
 stamp_file="$cache_dir/kube-1.20.2/BUILD"
-if [ -x "$kube_bin_dir/kube-apiserver" ] && [ -x "$kube_bin_dir/kube-controller-manager" ] \
-  && [ "$(cat "$stamp_file" 2>/dev/null)" = "$build_stamp" ]; then
-  echo "test bed: using cached kube binaries in $kube_bin_dir"
+stamp_ok=false
+[ "$(cat "$stamp_file" 2>/dev/null)" = "$build_stamp" ] && stamp_ok=true
+# Each binary comes from KUBEBUILDER_ASSETS when it has it (envtest assets often lack KCM and kubeadm), else from
+# the cache; only what neither has is built. kubeadm re-issues the apiserver certificate in the component tests.
+to_build=()
+for bin in kube-apiserver kube-controller-manager kubeadm; do
+  if [ -n "${KUBEBUILDER_ASSETS:-}" ] && [ -x "$KUBEBUILDER_ASSETS/$bin" ]; then continue; fi
+  if [ "$stamp_ok" = true ] && [ -x "$kube_bin_dir/$bin" ]; then continue; fi
+  to_build+=("$bin")
+done
+if [ "${#to_build[@]}" -eq 0 ]; then
+  echo "test bed: using kube binaries from ${KUBEBUILDER_ASSETS:+KUBEBUILDER_ASSETS and }$kube_bin_dir"
   exit 0
 fi
 
-echo "test bed: building kube-apiserver and kube-controller-manager from Debian's kubernetes source (once)"
+echo "test bed: building ${to_build[*]} from Debian's kubernetes source (once)"
 if ! grep -rqs "deb-src" /etc/apt/sources.list.d/cidr-migration-src.list; then
   echo "deb-src http://deb.debian.org/debian bookworm main" > /etc/apt/sources.list.d/cidr-migration-src.list
   apt_updated=false
@@ -82,11 +87,11 @@ reflect2_src=/usr/share/gocode/src/github.com/modern-go/reflect2
 rsync -a --delete --exclude '*_test.go' --exclude test "$reflect2_src/" vendor/github.com/modern-go/reflect2/
 mkdir -p .go/src/k8s.io
 ln -sfn ../../.. .go/src/k8s.io/kubernetes
-GOPATH="$PWD/.go" CGO_ENABLED=0 GOFLAGS=-mod=vendor make WHAT="cmd/kube-apiserver cmd/kube-controller-manager" >"$build_root/build.log" 2>&1 || {
+GOPATH="$PWD/.go" CGO_ENABLED=0 GOFLAGS=-mod=vendor make WHAT="${to_build[*]/#/cmd/}" >"$build_root/build.log" 2>&1 || {
   tail -n 40 "$build_root/build.log"; exit 1; }
 mkdir -p "$kube_bin_dir"
 # copy, then rename: tests may be running the old binaries ("text file busy")
-for bin in kube-apiserver kube-controller-manager; do
+for bin in "${to_build[@]}"; do
   cp "_output/bin/$bin" "$kube_bin_dir/.$bin.new"
   mv -f "$kube_bin_dir/.$bin.new" "$kube_bin_dir/$bin"
 done
