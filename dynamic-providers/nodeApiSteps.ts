@@ -20,8 +20,10 @@ import { isReady, podCidrAction, podsBack, registrationState, staleDaemonSetPods
  *   NodeDeregister     delete the Node object (only the backed-up one, by uid precondition).
  *   NodeRejoin         wait for the kubelet's re-registration, set the planned podCIDR (kube-controller-manager
  *                      runs with --allocate-node-cidrs=false meanwhile), restore the metadata exactly while still
- *                      cordoned, wait Ready, uncordon (back to the backed-up unschedulable), wait for the node's
- *                      DaemonSet pods to be Ready in the new subnet, verify podCIDR and metadata.
+ *                      cordoned, evict the DaemonSet pods left from the old Node (CNI agent, kube-proxy, ...:
+ *                      they survive the re-registration on the old network), wait Ready, uncordon (back to the
+ *                      backed-up unschedulable), wait for the node's DaemonSet pods to be Ready in the new subnet,
+ *                      verify podCIDR and metadata.
  *
  * Remote steps (CNI cleanup, kubelet stop/start, clusterDNS) run between them as remote.Commands
  * (components/nodeRollout.ts). Every step is idempotent and keyed by (runId, node): a re-run after a crash reads
