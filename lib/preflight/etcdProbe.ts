@@ -2,6 +2,7 @@ import { AlarmAction, AlarmType, Etcd3, IOptions } from "etcd3";
 import { randomBytes } from "crypto";
 import * as fs from "fs";
 import * as path from "path";
+import { expandHome } from "../paths";
 
 /**
  * Reads what the etcd preflight check judges: each endpoint's status and alarms (through etcd3), and whether the
@@ -110,7 +111,8 @@ function nearestExisting(directory: string): string {
 }
 
 export async function probeSnapshotDirectory(directory: string): Promise<SnapshotDirectoryProbe> {
-  const resolved = path.resolve(directory);
+  // The snapshot provider expands ~ the same way (index.ts), so both look at the same place.
+  const resolved = path.resolve(expandHome(directory));
   const exists = fs.existsSync(resolved);
   const tested = exists ? resolved : nearestExisting(resolved);
   const probe: SnapshotDirectoryProbe = { directory, exists, testedDirectory: tested, writable: false };

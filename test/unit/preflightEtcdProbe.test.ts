@@ -34,4 +34,9 @@ describe("preflight etcd probe: the snapshot directory", () => {
     assert.strictEqual(probe.writable, false);
     assert.strictEqual(probe.error, NOT_A_DIRECTORY);
   });
+
+  it("expands ~ to the home directory, as the snapshot provider does", async () => {
+    const probe = await probeSnapshotDirectory("~/.cidr-migration-preflight-test-missing/snapshots");
+    assert.strictEqual(probe.testedDirectory, os.homedir());
+  });
 });
