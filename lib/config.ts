@@ -154,7 +154,7 @@ class Reader {
       return parseCidr(text).cidr;
     } catch (err) {
       if (err instanceof CidrError) {
-        this.fail(key, `${show(text)}: ${err.message}`);
+        this.fail(key, err.message);
         return undefined;
       }
       throw err;

@@ -71,7 +71,13 @@ export function plaintextOf(raw: unknown): string {
   return JSON.stringify(raw, (_key, value) => (isWireSecret(value) ? "[secret]" : value));
 }
 
-async function settle(count: () => number): Promise<void> {
+/**
+ * A registration whose inputs never resolve (an apply() that threw inside a component, a read the mocks cannot
+ * answer) leaves the SDK's RPC queue pending forever. Rather than hang the suite, say so and name the last ones.
+ */
+const STUCK_AFTER_MS = 60_000;
+
+async function settle(count: () => number, describeLast: () => string): Promise<void> {
   // Resources declared inside apply() callbacks register after earlier RPCs resolve: drain the RPC queue until the
   // set of registrations stops growing for a few rounds.
   // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -79,7 +85,18 @@ async function settle(count: () => number): Promise<void> {
   let stable = 0;
   let last = -1;
   while (stable < 5) {
-    await settings.waitForRPCs();
+    let timer: NodeJS.Timeout | undefined;
+    const stuck = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new Error(`captureGraph: the program's RPCs never settled (an apply() threw, or a read had no mock state); last registered: ${describeLast()}`)),
+        STUCK_AFTER_MS,
+      );
+    });
+    try {
+      await Promise.race([settings.waitForRPCs(), stuck]);
+    } finally {
+      clearTimeout(timer);
+    }
     await new Promise((resolve) => setImmediate(resolve));
     const now = count();
     stable = now === last ? stable + 1 : 0;
@@ -133,7 +150,10 @@ export async function captureGraph(build: () => unknown, options: MockOptions = 
   }
   // The program itself is async (it discovers the cluster before declaring anything): wait for it, then for the RPCs.
   await build();
-  await settle(() => resources.length);
+  await settle(
+    () => resources.length,
+    () => resources.slice(-3).map((r) => `${r.type} ${r.name}`).join(", ") || "nothing",
+  );
   if (errors.length > 0) throw errors[0];
 
   const byUrn = new Map<string, RegisteredResource>();
