@@ -5,7 +5,7 @@ import {
   BACKUP_LABELS, BACKUP_NAMESPACE, BACKUP_RECORD_VERSION, BackupPhase, NodeBackupRecord, PHASE_DATA_KEY, backupConfigMapName, decodeBackup, encodeBackup, laterPhase,
 } from "../lib/nodeMove/backupRecord";
 import { calicoObjectsToRelease } from "../lib/nodeMove/calicoIpam";
-import { canonicalCidr } from "../lib/nodeMove/subnet";
+import { normalizeCidr } from "../lib/cidr";
 import { PdbLike, PodLike, UnmanagedPodPolicy, pdbsBlocking, planDrain, podKey } from "../lib/nodeMove/drainDecision";
 import { describeDifferences, metadataDifferences, metadataMergePatch, metadataOf, restoredMetadata } from "../lib/nodeMove/nodeMetadata";
 import { isReady, podCidrAction, podsBack, registrationState, staleDaemonSetPods } from "../lib/nodeMove/rejoinChecks";
@@ -87,7 +87,7 @@ function checkInputs(news: Record<string, unknown>): pulumi.dynamic.CheckResult 
     if (news.plannedPodCIDR === undefined) fail("plannedPodCIDR", "plannedPodCIDR is required: the node's subnet in the new pod range (plan.nodes[].newPodCIDR)");
     else if (known("plannedPodCIDR")) {
       try {
-        if (canonicalCidr(news.plannedPodCIDR as string) !== news.plannedPodCIDR) fail("plannedPodCIDR", `plannedPodCIDR ${JSON.stringify(news.plannedPodCIDR)} is not in normal form; pass ${canonicalCidr(news.plannedPodCIDR as string)}`);
+        if (normalizeCidr(news.plannedPodCIDR as string) !== news.plannedPodCIDR) fail("plannedPodCIDR", `plannedPodCIDR ${JSON.stringify(news.plannedPodCIDR)} is not in normal form; pass ${normalizeCidr(news.plannedPodCIDR as string)}`);
       } catch (err) {
         fail("plannedPodCIDR", (err as Error).message);
       }

@@ -2,7 +2,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { createHash } from "crypto";
 import { KubeConfig } from "@kubernetes/client-node";
 import { runServiceMoves } from "../lib/serviceMover";
-import { isCidr, isIpAddress, rangeContains } from "../lib/serviceMove/ipRange";
+import { cidrContains, isCidr, isIpAddress } from "../lib/cidr";
 import { DEFAULT_JOURNAL_NAMESPACE } from "../lib/serviceMove/journal";
 import {
   KubernetesServiceRequest, KubernetesServiceResult, MoveResult, ServiceMoveRequest, ServiceRef, StandInRequest,
@@ -166,7 +166,7 @@ function checkInputs(news: Inputs): { inputs: Inputs; failures: pulumi.dynamic.C
         }
         const toIP = entry.toIP;
         if (isIpAddress(toIP)) {
-          if (cidr && !rangeContains(cidr, toIP)) fail(property, `Service ${key}: toIP ${toIP} is outside the new range ${cidr}`);
+          if (cidr && !cidrContains(cidr, toIP)) fail(property, `Service ${key}: toIP ${toIP} is outside the new range ${cidr}`);
           const other = planned.get(toIP);
           if (other) fail(property, `Services ${other} and ${key} are both planned at ${toIP}; each needs its own IP`);
           planned.set(toIP, key);

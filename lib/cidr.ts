@@ -194,8 +194,19 @@ export function normalizeCidr(text: string): string {
   return parseCidr(text).cidr;
 }
 
-export function isIpAddress(text: string): boolean {
+export function isIpAddress(text: unknown): text is string {
   return tryParseIp(text) !== undefined;
+}
+
+/** True for a CIDR in normal form or not (host bits set is not a CIDR); never throws. */
+export function isCidr(text: unknown): text is string {
+  if (typeof text !== "string") return false;
+  try {
+    parsedCidr(text);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 export function normalizeIp(text: string): string {

@@ -16,7 +16,7 @@ import {
 } from "./serviceMove/moveTypes";
 import { buildRecreateBody, clusterIpsOf, differingUserFields, holdsNoClusterIp, spec } from "./serviceMove/recreateBody";
 import { buildStandInBody } from "./serviceMove/standIn";
-import { rangeContains } from "./serviceMove/ipRange";
+import { cidrContains } from "./cidr";
 
 /**
  * The Service mover: re-creates Services at their planned ClusterIPs and loses nothing on the way.
@@ -208,7 +208,7 @@ function decide(ctx: Context, view: ClusterView, request: ServiceMoveRequest, pr
   if (holdsNoClusterIp(live)) return skip("no-cluster-ip");
   if (ips.includes(request.toIP)) return skip("already-moved");
   if (!ips.includes(request.fromIP)) {
-    if (ctx.options.serviceCidr && ips.some((ip) => rangeContains(ctx.options.serviceCidr!, ip))) return skip("in-new-range");
+    if (ctx.options.serviceCidr && ips.some((ip) => cidrContains(ctx.options.serviceCidr!, ip))) return skip("in-new-range");
     problems.push(`${where} holds ${ips.join(", ")}, the plan expected ${request.fromIP}; the plan is out of date, run preview again, nothing was changed`);
     return undefined;
   }

@@ -8,7 +8,7 @@
  * every other node's, stay. Handles that pointed into the released blocks are left to Calico's own IPAM garbage
  * collection (kube-controllers), which removes handles whose allocations are gone.
  */
-import { insideCidr } from "./subnet";
+import { cidrContains } from "../cidr";
 
 export interface IpamBlockLike {
   metadata?: { name?: string };
@@ -20,7 +20,7 @@ export interface BlockAffinityLike {
   spec?: { node?: string; cidr?: string };
 }
 
-const inPool = (pools: readonly string[], cidr: string | undefined) => cidr !== undefined && pools.some((pool) => insideCidr(pool, cidr));
+const inPool = (pools: readonly string[], cidr: string | undefined) => cidr !== undefined && pools.some((pool) => cidrContains(pool, cidr));
 
 export function calicoObjectsToRelease(node: string, oldPools: readonly string[], blocks: readonly IpamBlockLike[], affinities: readonly BlockAffinityLike[]): { blocks: string[]; affinities: string[] } {
   return {

@@ -7,7 +7,7 @@
  * planned one on the fresh Node. A value that is already there must be the planned one: anything else cannot be
  * changed without another delete, and the step fails naming both.
  */
-import { canonicalCidr, insideCidr } from "./subnet";
+import { cidrContains, normalizeCidr } from "../cidr";
 import { PodLike, controllerOf, podKey } from "./drainDecision";
 
 /** A pod with the readiness the kubelet reports. */
@@ -31,10 +31,10 @@ export function registrationState(node: RegisteredNodeLike | undefined, backedUp
 export type PodCidrAction = { action: "assign"; podCIDR: string } | { action: "keep" } | { action: "fail"; message: string };
 
 export function podCidrAction(nodeName: string, node: RegisteredNodeLike, planned: string): PodCidrAction {
-  const want = canonicalCidr(planned);
+  const want = normalizeCidr(planned);
   const current = node.spec?.podCIDR;
   if (!current) return { action: "assign", podCIDR: want };
-  if (canonicalCidr(current) === want) return { action: "keep" };
+  if (normalizeCidr(current) === want) return { action: "keep" };
   return {
     action: "fail",
     message: `Node ${nodeName} came back with podCIDR ${current}, planned ${want}: kube-controller-manager allocated it (run it with --allocate-node-cidrs=false during the node rollout); delete the Node again or re-plan with this subnet`,
@@ -49,7 +49,7 @@ export function isReady(node: RegisteredNodeLike): boolean {
 export function podsOutsideSubnet(pods: readonly PodLike[], podCIDR: string): Array<{ pod: string; podIP: string }> {
   return pods
     .filter((p) => p.spec?.hostNetwork !== true && !p.metadata?.deletionTimestamp && p.status?.podIP)
-    .filter((p) => !insideCidr(podCIDR, p.status!.podIP!))
+    .filter((p) => !cidrContains(podCIDR, p.status!.podIP!))
     .map((p) => ({ pod: podKey(p), podIP: p.status!.podIP! }));
 }
 

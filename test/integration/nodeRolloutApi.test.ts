@@ -14,7 +14,7 @@ import * as path from "path";
 import { parse } from "yaml";
 import { NodeDrain, NodeRejoin, nodeApiStepsProvider } from "../../dynamic-providers/nodeApiSteps";
 import { backupConfigMapName, BACKUP_NAMESPACE, decodeBackup } from "../../lib/nodeMove/backupRecord";
-import { insideCidr } from "../../lib/nodeMove/subnet";
+import { cidrContains } from "../../lib/cidr";
 import { isSecret, PROVIDER_KEY, Props, ProviderHost, registrationOf, serializeDynamicProvider, startProviderHost, urnOf } from "../support/providerHost";
 import { freshNamespace, useTestCluster } from "../testbed/fixture";
 import { defaultNodeLabels, registerNode } from "../testbed/kubelet";
@@ -252,7 +252,7 @@ describe("node move API steps (real kube-apiserver + KCM v1.20.2)", function () 
         const planned = "10.48.1.0/24";
         const before = await core.readNode({ name: "worker-a" });
         const oldAgent = await daemonSetPodOn("worker-a");
-        assert.ok(insideCidr(before.spec!.podCIDR!, oldAgent!.status!.podIP!), "the agent starts in the old subnet");
+        assert.ok(cidrContains(before.spec!.podCIDR!, oldAgent!.status!.podIP!), "the agent starts in the old subnet");
         // Calico's per-node IPAM: worker-a's block and affinity in the old pool, plus objects that must stay
         const calico = { group: "crd.projectcalico.org", version: "v1" };
         const block = (name: string, cidr: string, node: string) => custom.createClusterCustomObject({ ...calico, plural: "ipamblocks", body: { apiVersion: "crd.projectcalico.org/v1", kind: "IPAMBlock", metadata: { name }, spec: { cidr, affinity: `host:${node}`, strictAffinity: false, allocations: [0, null], unallocated: [1], attributes: [{ handle_id: `ipip-tunnel-addr-${node}` }], deleted: false } } });
@@ -307,7 +307,7 @@ describe("node move API steps (real kube-apiserver + KCM v1.20.2)", function () 
 
         const agent = await daemonSetPodOn("worker-a");
         assert.notStrictEqual(agent!.metadata!.uid, oldAgent!.metadata!.uid);
-        assert.ok(insideCidr(planned, agent!.status!.podIP!), `agent ${agent!.status!.podIP} in ${planned}`);
+        assert.ok(cidrContains(planned, agent!.status!.podIP!), `agent ${agent!.status!.podIP} in ${planned}`);
         assert.strictEqual((await backupOf("worker-a")).phase, "restored");
         await assertControllerManagerHealthy();
 
@@ -334,7 +334,7 @@ describe("node move API steps (real kube-apiserver + KCM v1.20.2)", function () 
         staleCni.delete("worker-e");
         const { outs } = await nodeApiStepsProvider.create!(inputs("rejoin", "worker-e", { plannedPodCIDR: planned, rejoinTimeoutSeconds: 60 }));
         assert.strictEqual(outs.podCIDR, planned);
-        assert.ok(insideCidr(planned, (await daemonSetPodOn("worker-e"))!.status!.podIP!));
+        assert.ok(cidrContains(planned, (await daemonSetPodOn("worker-e"))!.status!.podIP!));
     });
 
     it("registers like pulumi.dynamic.Resource: the SDK's serialized provider, the kubeconfig as a secret", async () => {
@@ -397,11 +397,11 @@ describe("node move API steps (real kube-apiserver + KCM v1.20.2)", function () 
         // the drain-only test nodes never left the old range: in a real rollout they would move too
         for (const name of ["worker-b", "worker-c", "worker-d"]) await core.deleteNode({ name });
         const nodes = (await core.listNode()).items;
-        assert.ok(nodes.every((n) => insideCidr(NEW_POD_CIDR, n.spec!.podCIDR!)), nodes.map((n) => `${n.metadata!.name} ${n.spec?.podCIDR}`).join(", "));
+        assert.ok(nodes.every((n) => cidrContains(NEW_POD_CIDR, n.spec!.podCIDR!)), nodes.map((n) => `${n.metadata!.name} ${n.spec?.podCIDR}`).join(", "));
         await cluster().restartControllerManager({ allocateNodeCidrs: true, clusterCidr: NEW_POD_CIDR });
         await assertControllerManagerHealthy();
         const added = await addNode("worker-g");
-        assert.ok(insideCidr(NEW_POD_CIDR, added.spec!.podCIDR!));
+        assert.ok(cidrContains(NEW_POD_CIDR, added.spec!.podCIDR!));
         assert.ok(!nodes.some((n) => n.spec!.podCIDR === added.spec!.podCIDR), `new node got ${added.spec!.podCIDR}, already planned for another`);
         await assertControllerManagerHealthy();
     });

@@ -10,6 +10,7 @@ import {
   cidrsOverlap,
   dnsServiceIP,
   familyOf,
+  isCidr,
   isIpAddress,
   kubernetesServiceIP,
   normalizeCidr,
@@ -142,6 +143,31 @@ describe("lib/cidr", () => {
       assert.equal(familyOf("fd00::1"), "IPv6");
       assert.equal(familyOf("fd00:10:96::/112"), "IPv6");
       assertCidrError(() => familyOf("abc"), "unparsable");
+    });
+  });
+
+  describe("isCidr", () => {
+    it("accepts ranges of both families and refuses addresses, host bits, garbage and non-strings without throwing", () => {
+      assert.equal(isCidr("10.100.0.0/16"), true);
+      assert.equal(isCidr("fd00:100::/108"), true);
+      assert.equal(isCidr("10.100.0.0"), false);
+      assert.equal(isCidr("10.100.0.1/16"), false);
+      assert.equal(isCidr("garbage"), false);
+      assert.equal(isCidr(undefined), false);
+      assert.equal(isCidr(42), false);
+    });
+    it("carries the address checks the Service and node steps rely on", () => {
+      assert.equal(isIpAddress("10.96.0.1"), true);
+      assert.equal(isIpAddress("fd00::1"), true);
+      assert.equal(isIpAddress("10.96.0.256"), false);
+      assert.equal(isIpAddress("10.96.0.0/12"), false);
+      assert.equal(cidrContains("10.100.0.0/16", "10.100.255.254"), true);
+      assert.equal(cidrContains("10.100.0.0/16", "10.101.0.1"), false);
+      assert.equal(cidrContains("fd00:100::/108", "fd00:100::a"), true);
+      assert.equal(cidrContains("10.244.0.0/16", "10.244.3.0/26"), true);
+      assert.equal(cidrContains("10.100.0.0/16", "fd00::1"), false);
+      assert.equal(normalizeCidr("fd00:0:0::/64"), "fd00::/64");
+      assert.throws(() => normalizeCidr("10.48.3.1/24"), /has host bits set: did you mean 10\.48\.3\.0\/24\?/);
     });
   });
 
