@@ -19,6 +19,7 @@ import { validateConfig } from "../../lib/config";
 import { MigrationConfig } from "../../lib/migrationConfig";
 import { TestCluster } from "../testbed/controlPlane";
 import { registerNode, waitForPodCIDR } from "../testbed/kubelet";
+import { controlPlaneMirrorPods as testBedMirrorPods, KUBE_VERSION } from "../testbed/seed";
 import { sleep } from "../testbed/processes";
 
 export const OLD_SERVICE_CIDR = "10.96.0.0/12";
@@ -26,7 +27,6 @@ export const OLD_POD_CIDR = "10.244.0.0/16";
 export const NEW_SERVICE_CIDR = "10.112.0.0/12";
 export const NEW_POD_CIDR = "10.48.0.0/16";
 export const NODE_MASK_SIZE = 24;
-const KUBE_VERSION = "v1.20.2";
 const CALICO_GROUP = "crd.projectcalico.org";
 const mergePatch = () => setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
 
@@ -122,34 +122,9 @@ export function kubeletConfigMap(dnsIP: string) {
   return { metadata: { name: "kubelet-config-1.20" }, data: { kubelet: stringify(conf) } };
 }
 
-/** The kubelet of a control-plane node publishes its static pods as mirror pods like these. */
+/** The test bed's control-plane mirror pods at this suite's node mask. */
 export function controlPlaneMirrorPods(node: SeedNode, opts: { serviceCidr: string; podCidr: string }): V1Pod[] {
-  const mirror = (component: string, command: string[]): V1Pod => ({
-    metadata: {
-      name: `${component}-${node.name}`,
-      labels: { component, tier: "control-plane" },
-      annotations: { "kubernetes.io/config.mirror": `${component}-${node.name}-hash`, "kubernetes.io/config.source": "file" },
-    },
-    spec: { nodeName: node.name, priorityClassName: "system-node-critical", containers: [{ name: component, image: `k8s.gcr.io/${component}:${KUBE_VERSION}`, command }] },
-  });
-  return [
-    mirror("kube-apiserver", [
-      "kube-apiserver",
-      `--advertise-address=${node.internalIP}`,
-      "--authorization-mode=Node,RBAC",
-      "--etcd-servers=https://127.0.0.1:2379",
-      "--secure-port=6443",
-      `--service-cluster-ip-range=${opts.serviceCidr}`,
-    ]),
-    mirror("kube-controller-manager", [
-      "kube-controller-manager",
-      "--allocate-node-cidrs=true",
-      `--cluster-cidr=${opts.podCidr}`,
-      `--node-cidr-mask-size=${NODE_MASK_SIZE}`,
-      `--service-cluster-ip-range=${opts.serviceCidr}`,
-      "--use-service-account-credentials=true",
-    ]),
-  ];
+  return testBedMirrorPods(node, { ...opts, nodeMaskSize: NODE_MASK_SIZE });
 }
 
 /** A pod as a kubelet would report it running: status (phase, podIP, Ready) through the status subresource. */

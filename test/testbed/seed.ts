@@ -6,7 +6,7 @@
 // compared against it exactly. Runtime code of the sandbox: no mocha here.
 import {
     ApiextensionsV1Api, AppsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions,
-    V1CustomResourceDefinition, V1Deployment, V1Service, V1ServicePort,
+    V1CustomResourceDefinition, V1Deployment, V1Pod, V1Service, V1ServicePort,
 } from "@kubernetes/client-node";
 import * as fs from "fs";
 import * as path from "path";
@@ -19,6 +19,8 @@ export const OLD_SERVICE_CIDR = "10.96.0.0/12";
 export const OLD_POD_CIDR = "10.244.0.0/16";
 export const OLD_NODE_CIDR_MASK_SIZE = 24;
 /** kubeadm puts kube-dns at the tenth IP of the service range */
+/** The version the test bed's binaries are, and what the seeded kubeadm objects say they run. */
+export const KUBE_VERSION = "v1.20.2";
 export const OLD_CLUSTER_DNS_IP = "10.96.0.10";
 export const CALICO_BLOCK_SIZE = 26;
 
@@ -378,7 +380,7 @@ function kubeadmConfigMap(): { data: Record<string, string>; labels: Record<stri
     const source = parse(fixture("kubeadm-config-cm-v1beta3-v1.28.yaml")) as { data: Record<string, string> };
     const clusterConfiguration = parse(source.data.ClusterConfiguration) as Record<string, unknown>;
     clusterConfiguration.controlPlaneEndpoint = CONTROL_PLANE_ENDPOINT;
-    clusterConfiguration.kubernetesVersion = "v1.20.2";
+    clusterConfiguration.kubernetesVersion = KUBE_VERSION;
     return { data: { ClusterConfiguration: stringify(clusterConfiguration) }, labels: {} };
 }
 
@@ -483,6 +485,51 @@ async function createServices(kc: KubeConfig): Promise<{ services: SeededService
 }
 
 /** Seeds the workload into an empty control plane started with the old ranges. */
+/**
+ * The mirror pods the kubelet of a kubeadm control-plane node publishes for its static pods
+ * (/etc/kubernetes/manifests), with the range flags the components run with: how preflight and verify see the
+ * control plane through the API.
+ */
+export function controlPlaneMirrorPods(
+    node: { name: string; internalIP: string },
+    opts: { serviceCidr: string; podCidr: string; nodeMaskSize: number },
+): V1Pod[] {
+    const mirror = (component: string, command: string[]): V1Pod => ({
+        metadata: {
+            name: `${component}-${node.name}`,
+            labels: { component, tier: "control-plane" },
+            annotations: { "kubernetes.io/config.mirror": `${component}-${node.name}-hash`, "kubernetes.io/config.source": "file" },
+        },
+        spec: { nodeName: node.name, priorityClassName: "system-node-critical", containers: [{ name: component, image: `k8s.gcr.io/${component}:${KUBE_VERSION}`, command }] },
+    });
+    return [
+        mirror("kube-apiserver", [
+            "kube-apiserver",
+            `--advertise-address=${node.internalIP}`,
+            "--authorization-mode=Node,RBAC",
+            "--etcd-servers=https://127.0.0.1:2379",
+            "--secure-port=6443",
+            `--service-cluster-ip-range=${opts.serviceCidr}`,
+        ]),
+        mirror("kube-controller-manager", [
+            "kube-controller-manager",
+            "--allocate-node-cidrs=true",
+            `--cluster-cidr=${opts.podCidr}`,
+            `--node-cidr-mask-size=${opts.nodeMaskSize}`,
+            `--service-cluster-ip-range=${opts.serviceCidr}`,
+            "--use-service-account-credentials=true",
+        ]),
+    ];
+}
+
+async function createControlPlaneMirrorPods(kc: KubeConfig): Promise<void> {
+    const core = kc.makeApiClient(CoreV1Api);
+    const ranges = { serviceCidr: OLD_SERVICE_CIDR, podCidr: OLD_POD_CIDR, nodeMaskSize: OLD_NODE_CIDR_MASK_SIZE };
+    for (const node of NODES.filter((n) => n.controlPlane)) {
+        for (const body of controlPlaneMirrorPods(node, ranges)) await core.createNamespacedPod({ namespace: "kube-system", body });
+    }
+}
+
 export async function seedWorkload(kc: KubeConfig): Promise<SeededWorkload> {
     const core = kc.makeApiClient(CoreV1Api);
     for (const name of NAMESPACES) {
@@ -490,6 +537,7 @@ export async function seedWorkload(kc: KubeConfig): Promise<SeededWorkload> {
     }
     const crds = await createCalicoCrds(kc);
     const nodes = await registerNodes(kc);
+    await createControlPlaneMirrorPods(kc);
     const calico = await createCalicoObjects(kc);
     const configMaps = await createConfigMaps(kc);
     const { services, deployments } = await createServices(kc);
