@@ -1,36 +1,15 @@
 import * as assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { REPO, runCli } from "../support/cli";
 
-/**
- * `cidr-migration gate` in its own process, as CI runs it: a commander program with only the gate registered
- * (cli/main.ts wires the same registerGateCommand), so exit codes and output are the real ones.
- */
+/** `cidr-migration gate` in its own process, as CI runs it: the real bin, so exit codes and output are the real ones. */
 
-const REPO = path.resolve(__dirname, "..", "..");
 const FIXTURES = path.join(REPO, "test", "fixtures", "preview");
 const fixture = (name: string) => path.join(FIXTURES, name);
-const PROGRAM = `
-  const { Command } = require("commander");
-  const program = new Command("cidr-migration").exitOverride();
-  require(${JSON.stringify(path.join(REPO, "cli", "gateCommand.ts"))}).registerGateCommand(program);
-  for (const sub of program.commands) sub.exitOverride();
-  program.parseAsync(process.argv.slice(1), { from: "user" }).catch((err) => { process.exitCode = err.exitCode === 0 ? 0 : 2; });
-`;
-
-function gate(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["-r", "ts-node/register/transpile-only", "-e", PROGRAM, "gate", ...args], { cwd: REPO, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
+/** The real `bin/cidr-migration gate`, in its own process. */
+const gate = (args: string[]) => runCli(["gate", ...args]);
 
 describe("cidr-migration gate (CLI)", function () {
   this.timeout(60_000);

@@ -1,32 +1,14 @@
 import * as assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { REPO, runCli } from "../support/cli";
 
 /** `cidr-migration report` in its own process: files written, the plan from --plan or from --config + --inventory, bad input exit 2. */
 
-const REPO = path.resolve(__dirname, "..", "..");
 const FIXTURES = path.join(REPO, "test", "fixtures");
-const PROGRAM = `
-  const { Command } = require("commander");
-  const program = new Command("cidr-migration").exitOverride();
-  require(${JSON.stringify(path.join(REPO, "cli", "reportCommand.ts"))}).registerReportCommand(program);
-  for (const sub of program.commands) sub.exitOverride();
-  program.parseAsync(process.argv.slice(1), { from: "user" }).catch((err) => { process.exitCode = err.exitCode === 0 ? 0 : 2; });
-`;
-
-function report(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["-r", "ts-node/register/transpile-only", "-e", PROGRAM, "report", ...args], { cwd: REPO, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d) => (stdout += d));
-    child.stderr.on("data", (d) => (stderr += d));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
+/** The real `bin/cidr-migration report`, in its own process. */
+const report = (args: string[]) => runCli(["report", ...args]);
 
 describe("cidr-migration report (CLI)", function () {
   this.timeout(60_000);
