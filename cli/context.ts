@@ -1,3 +1,5 @@
+import { Command } from "commander";
+import { KubeConfig } from "@kubernetes/client-node";
 import { existsSync, readFileSync } from "fs";
 import * as path from "path";
 import { validateConfig, ConfigSource } from "../lib/config";
@@ -19,6 +21,19 @@ export interface SourceOptions {
   config?: string;
   kubeconfig?: string;
   inventory?: string;
+}
+
+/** --stack, --config and --kubeconfig: where the config and the cluster come from. */
+export function addStackOptions(cmd: Command): Command {
+  return cmd
+    .option("--stack <name>", "read Pulumi.<name>.yaml (default: the local sandbox stack)")
+    .option("--config <file>", "read this Pulumi.<stack>.yaml file")
+    .option("--kubeconfig <file>", "admin kubeconfig (default: the stack's cidr-migration:kubeconfig)");
+}
+
+/** The stack options plus --inventory, for commands that can plan from a recorded inventory. */
+export function addSourceOptions(cmd: Command): Command {
+  return addStackOptions(cmd).option("--inventory <file>", "plan from an inventory JSON written by `cidr-migration inventory`");
 }
 
 export interface StackChoice {
@@ -64,6 +79,12 @@ export async function loadConfigAndCluster(opts: SourceOptions, ensureSandbox: E
   return { config, source, kubeconfig, kubeconfigWhat: opts.kubeconfig ? "--kubeconfig" : "cidr-migration:kubeconfig" };
 }
 
+/** As loadConfigAndCluster, with a client for the cluster. */
+export async function loadConfigAndKubeConfig(opts: SourceOptions, ensureSandbox: EnsureSandbox): Promise<{ config: MigrationConfig; kubeConfig: KubeConfig }> {
+  const loaded = await loadConfigAndCluster(opts, ensureSandbox);
+  return { config: loaded.config, kubeConfig: loadKubeConfig(loaded.kubeconfig, loaded.kubeconfigWhat) };
+}
+
 export interface LoadedSources {
   config: MigrationConfig;
   inventory: Inventory;
@@ -78,6 +99,15 @@ export async function loadConfigAndInventory(opts: SourceOptions, ensureSandbox:
     ? readInventoryFile(opts.inventory)
     : await discoverInventory(loadKubeConfig(loaded.kubeconfig, loaded.kubeconfigWhat));
   return { config: validateConfig(loaded.source, { inventory }), inventory, source: loaded.source };
+}
+
+/** A file the operator named, as text; a missing or unreadable one is one line naming the flag. */
+export function readInputFile(flag: string, file: string): string {
+  try {
+    return readFileSync(file, "utf8");
+  } catch (err) {
+    throw new UserError(`${flag} ${file}: cannot read the file (${(err as NodeJS.ErrnoException).code ?? String(err)}); check the path`);
+  }
 }
 
 export function readInventoryFile(file: string): Inventory {

@@ -1,5 +1,5 @@
 import { Command } from "commander";
-import { readFileSync, writeFileSync } from "fs";
+import { writeFileSync } from "fs";
 import { UserError } from "../lib/errors";
 import { FindingReport } from "../lib/findings";
 import { parseFindingsDocument } from "../lib/gate/findingsDocument";
@@ -9,8 +9,7 @@ import { parsePlanDocument } from "../lib/gate/planDocument";
 import { parsePreviewDigest } from "../lib/gate/previewDigest";
 import { buildPlan } from "../lib/plan";
 import { Plan } from "../lib/planModel";
-import { loadConfigAndInventory, SourceOptions } from "./context";
-import { addSourceOptions } from "./planCommand";
+import { addSourceOptions, loadConfigAndInventory, readInputFile, SourceOptions } from "./context";
 import { action } from "./run";
 import { ensureSandboxRunning } from "./sandboxCommand";
 
@@ -25,15 +24,6 @@ export interface GateOptions extends SourceOptions {
   plan?: string;
   preflight?: string;
   markdown?: string;
-}
-
-/** A file the operator named, as text; a missing or unreadable one is one line naming the flag. */
-export function readInputFile(flag: string, file: string): string {
-  try {
-    return readFileSync(file, "utf8");
-  } catch (err) {
-    throw new UserError(`${flag} ${file}: cannot read the file (${(err as NodeJS.ErrnoException).code ?? String(err)}); check the path`);
-  }
 }
 
 /** The plan from --plan FILE, else built from the stack config and the live cluster (or --inventory). */

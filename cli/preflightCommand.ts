@@ -1,13 +1,11 @@
 import { Command } from "commander";
 import { readFileSync } from "fs";
-import { KubeConfig } from "@kubernetes/client-node";
 import { UserError } from "../lib/errors";
 import { renderFindingsJson, renderFindingsTable } from "../lib/findings";
-import { loadKubeConfig } from "../lib/kubeClient";
 import { MigrationConfig } from "../lib/migrationConfig";
 import { EtcdAccess, etcdAccessFromConfig, runPreflight } from "../lib/preflight";
 import { readableEtcdCredentials } from "../lib/preflight/etcdAccess";
-import { loadConfigAndCluster as loadSharedConfigAndCluster } from "./context";
+import { addStackOptions, loadConfigAndKubeConfig, SourceOptions } from "./context";
 import { action } from "./run";
 import { ensureSandboxRunning } from "./sandboxCommand";
 
@@ -16,27 +14,7 @@ import { ensureSandboxRunning } from "./sandboxCommand";
  * blocker or warning, 2 for invalid input, 3 when the cluster cannot be reached.
  */
 
-export interface ClusterSourceOptions {
-  stack?: string;
-  config?: string;
-  kubeconfig?: string;
-}
-
-export function addClusterSourceOptions(cmd: Command): Command {
-  return cmd
-    .option("--stack <name>", "read Pulumi.<name>.yaml (default: the local sandbox stack)")
-    .option("--config <file>", "read this Pulumi.<stack>.yaml file")
-    .option("--kubeconfig <file>", "admin kubeconfig (default: the stack's cidr-migration:kubeconfig)")
-    .option("--json", "print the findings as JSON");
-}
-
-/** The validated config (bad input stops before any cluster call) and a client for the live cluster. */
-export async function loadConfigAndCluster(opts: ClusterSourceOptions): Promise<{ config: MigrationConfig; kubeConfig: KubeConfig }> {
-  const loaded = await loadSharedConfigAndCluster(opts, ensureSandboxRunning);
-  return { config: loaded.config, kubeConfig: loadKubeConfig(loaded.kubeconfig, loaded.kubeconfigWhat) };
-}
-
-interface PreflightOptions extends ClusterSourceOptions {
+interface PreflightOptions extends SourceOptions {
   json?: boolean;
   allowSecretValues?: boolean;
   etcdCa?: string;
@@ -69,18 +47,19 @@ export function etcdAccess(config: MigrationConfig, opts: PreflightOptions): Etc
 }
 
 export function registerPreflightCommand(program: Command): void {
-  addClusterSourceOptions(
+  addStackOptions(
     program
       .command("preflight")
       .description("read-only audit before migrating; exit 0 clean, 1 blockers or warnings, 2 invalid input, 3 unreachable"),
   )
+    .option("--json", "print the findings as JSON")
     .option("--allow-secret-values", "show where in each Secret an old address is (default: a count per Secret)")
     .option("--etcd-ca <file>", "etcd CA certificate (PEM), for when the stack's value is a secure: secret")
     .option("--etcd-cert <file>", "etcd client certificate (PEM)")
     .option("--etcd-key <file>", "etcd client key (PEM)")
     .action(
       action(async (opts: PreflightOptions) => {
-        const { config, kubeConfig } = await loadConfigAndCluster(opts);
+        const { config, kubeConfig } = await loadConfigAndKubeConfig(opts, ensureSandboxRunning);
         const { report } = await runPreflight({
           config,
           kubeConfig,

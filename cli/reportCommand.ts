@@ -5,9 +5,8 @@ import { UserError } from "../lib/errors";
 import { renderReportHtml } from "../lib/report/reportHtml";
 import { renderReportMarkdown } from "../lib/report/reportMarkdown";
 import { ReportInput } from "../lib/report/reportInput";
-import { SourceOptions } from "./context";
+import { addSourceOptions, SourceOptions } from "./context";
 import { loadFindings, loadPlan } from "./gateCommand";
-import { addSourceOptions } from "./planCommand";
 import { action } from "./run";
 
 /**

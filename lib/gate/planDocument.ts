@@ -19,6 +19,7 @@ export function parsePlanDocument(text: string, source: string): Plan {
   if (!isObject(data)) throw new UserError(`${source}: not a plan (expected a JSON object); ${fix}`);
   const missing = ["serviceCidr", "podCidr", "services", "nodes", "phases", "estimate"].filter((k) => data[k] === undefined);
   if (missing.length > 0) throw new UserError(`${source}: not a plan (no ${missing.join(", ")}); ${fix}`);
+  if (!isObject(data.dns) || typeof data.dns.newClusterIP !== "string") throw new UserError(`${source}: not a plan (no dns.newClusterIP); ${fix}`);
   for (const key of ["services", "nodes", "phases"]) {
     if (!Array.isArray(data[key])) throw new UserError(`${source}: ${key} is not a list; ${fix}`);
   }
