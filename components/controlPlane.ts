@@ -86,6 +86,16 @@ interface FlagChangeRequest {
 }
 
 /** Validates what every node-side component shares; throws ResourceError naming the field. */
+/** The range flags kube-controller-manager gets, in both halves of the migration. */
+export function controllerManagerFlags(x: { podCidr: string; serviceCidr: string; nodeMaskSize: number; allocateNodeCidrs: boolean }) {
+  return {
+    "cluster-cidr": x.podCidr,
+    "service-cluster-ip-range": x.serviceCidr,
+    "node-cidr-mask-size": x.nodeMaskSize,
+    "allocate-node-cidrs": x.allocateNodeCidrs,
+  };
+}
+
 export function checkNodeAccess(args: NodeAccessArgs, self: pulumi.Resource): void {
   const fail = (message: string): never => {
     throw new pulumi.ResourceError(message, self);
@@ -204,12 +214,8 @@ export class ControlPlane extends pulumi.ComponentResource {
         name: `${name}-${node.name}-kcm`,
         node,
         component: "kube-controller-manager",
-        flags: {
-          "cluster-cidr": podCidr,
-          "service-cluster-ip-range": serviceCidr,
-          "node-cidr-mask-size": mask,
-          "allocate-node-cidrs": false,
-        },
+        // Allocation stays off while Nodes still hold old-range podCIDRs: KCM would exit on them.
+        flags: controllerManagerFlags({ podCidr, serviceCidr, nodeMaskSize: mask, allocateNodeCidrs: false }),
         healthUrl: args.kcmHealthUrl ?? DEFAULT_KCM_HEALTH_URL,
         backupDir: this.backupDir,
         args,
@@ -270,12 +276,7 @@ export class EnableCidrAllocation extends pulumi.ComponentResource {
         name: `${name}-${node.name}-kcm`,
         node,
         component: "kube-controller-manager",
-        flags: {
-          "cluster-cidr": podCidr,
-          "service-cluster-ip-range": serviceCidr,
-          "node-cidr-mask-size": args.nodeMaskSize,
-          "allocate-node-cidrs": true,
-        },
+        flags: controllerManagerFlags({ podCidr, serviceCidr, nodeMaskSize: args.nodeMaskSize, allocateNodeCidrs: true }),
         healthUrl: args.kcmHealthUrl ?? DEFAULT_KCM_HEALTH_URL,
         backupDir,
         args,

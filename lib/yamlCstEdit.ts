@@ -59,7 +59,7 @@ export function renderTokens(tokens: readonly CST.Token[]): string {
 }
 
 type SeqToken = CST.BlockSequence | CST.FlowCollection;
-type ScalarType = "PLAIN" | "QUOTE_SINGLE" | "QUOTE_DOUBLE";
+export type ScalarType = "PLAIN" | "QUOTE_SINGLE" | "QUOTE_DOUBLE";
 
 function seqToken(seq: YAMLSeq): SeqToken {
   const token = seq.srcToken as CST.Token | undefined;
@@ -76,8 +76,8 @@ function itemIndex(seq: YAMLSeq, item: Scalar): number {
   return index;
 }
 
-/** Plain style is only kept when the plain text reads back as the same string (e.g. `24` would become a number). */
-function safeType(value: string, preferred: ScalarType, inFlow: boolean): ScalarType {
+/** Plain style is only kept when the plain text reads back as the same string (e.g. `24` or `true` would not). */
+export function safeType(value: string, preferred: ScalarType, inFlow: boolean): ScalarType {
   if (/[\r\n]/.test(value)) return "QUOTE_DOUBLE";
   if (preferred !== "PLAIN") return preferred;
   const plain = yamlStringify(value, { lineWidth: 0 }).replace(/\n$/, "") === value;
@@ -85,7 +85,7 @@ function safeType(value: string, preferred: ScalarType, inFlow: boolean): Scalar
   return plain && flowSafe ? "PLAIN" : "QUOTE_DOUBLE";
 }
 
-function scalarTypeOf(item: Scalar): ScalarType {
+export function scalarTypeOf(item: Scalar): ScalarType {
   return item.type === "QUOTE_SINGLE" || item.type === "QUOTE_DOUBLE" ? item.type : "PLAIN";
 }
 

@@ -17,8 +17,8 @@
  * `YamlEditError`, one line naming `what` and the key.
  * Values are read with the failsafe schema, so every scalar is its text: `24` is "24", `true` is "true".
  */
-import { CST, Pair, Scalar, YAMLMap, isMap, isScalar, stringify as yamlStringify } from "yaml";
-import { ParsedYaml, YamlEditError, parseSingleDocument, renderTokens } from "./yamlCstEdit";
+import { CST, Pair, Scalar, YAMLMap, isMap, isScalar } from "yaml";
+import { ParsedYaml, YamlEditError, parseSingleDocument, renderTokens, safeType, scalarTypeOf } from "./yamlCstEdit";
 
 export interface MapScalarEdit {
   path: readonly string[];
@@ -39,7 +39,6 @@ export interface MapEditResult {
   changes: MapScalarChange[];
 }
 
-type ScalarType = "PLAIN" | "QUOTE_SINGLE" | "QUOTE_DOUBLE";
 
 function dotted(path: readonly string[]): string {
   return path.join(".");
@@ -62,19 +61,6 @@ function findPair(map: YAMLMap, key: string): Pair | undefined {
   return map.items.find((pair) => isScalar(pair.key) && String((pair.key as Scalar).value) === key);
 }
 
-/** Plain when the plain text reads back as the same string under the core schema too (so `true` or `24` get quoted). */
-function safeType(value: string, preferred: ScalarType, inFlow: boolean): ScalarType {
-  if (/[\r\n]/.test(value)) return "QUOTE_DOUBLE";
-  if (preferred !== "PLAIN") return preferred;
-  const plain = yamlStringify(value, { lineWidth: 0 }).replace(/\n$/, "") === value;
-  const flowSafe = !inFlow || !/[,[\]{}]/.test(value);
-  return plain && flowSafe ? "PLAIN" : "QUOTE_DOUBLE";
-}
-
-function typeOf(scalar: Scalar): ScalarType {
-  return scalar.type === "QUOTE_SINGLE" || scalar.type === "QUOTE_DOUBLE" ? scalar.type : "PLAIN";
-}
-
 function setExisting(map: YAMLMap, pair: Pair, value: string, what: string, path: readonly string[]): void {
   if (!isScalar(pair.value) || !(pair.value as Scalar).srcToken) {
     throw new YamlEditError(`${what}: ${dotted(path)} has no scalar value (it is empty or a nested object); set it by hand`);
@@ -84,7 +70,7 @@ function setExisting(map: YAMLMap, pair: Pair, value: string, what: string, path
     throw new YamlEditError(`${what}: ${dotted(path)} is a block scalar (| or >); set it by hand`);
   }
   const inFlow = (map.srcToken as CST.Token | undefined)?.type === "flow-collection";
-  CST.setScalarValue(scalar.srcToken as CST.Token, value, { inFlow, type: safeType(value, typeOf(scalar), inFlow) });
+  CST.setScalarValue(scalar.srcToken as CST.Token, value, { inFlow, type: safeType(value, scalarTypeOf(scalar), inFlow) });
 }
 
 function appendPair(map: YAMLMap, key: string, value: string, newline: "\n" | "\r\n", what: string, path: readonly string[]): void {
