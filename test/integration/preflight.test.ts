@@ -12,7 +12,7 @@ import { collectClusterObjects } from "../../lib/preflight/collect";
 import { EtcdProcess, freePort, startEtcd } from "../testbed/etcd";
 import { freshNamespace, useTestCluster } from "../testbed/fixture";
 import { registerNode } from "../testbed/kubelet";
-import { sleep } from "../testbed/processes";
+import { sleep, waitFor } from "../testbed/processes";
 import {
   controlPlaneMirrorPods,
   createRunningPod,
@@ -38,15 +38,9 @@ const byObjectPath = (a: { object: string; path?: string }, b: { object: string;
 const CLEAN_INFO = ["APISERVER_VERSION", "ETCD_HEALTHY", "KUBEADM_CLUSTER", "POD_RANGE_CAPACITY", "SERVICE_RANGE_CAPACITY", "SNAPSHOT_DIR_WRITABLE"];
 const NOW = { gracePeriodSeconds: 0 };
 
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: not seen within ${timeoutMs} ms`);
-    await sleep(200);
-  }
-}
+
+/** This suite's controllers answer within 30 s. */
+const waitForSeen = <T>(what: string, probe: () => Promise<T | undefined>) => waitFor(what, probe, 30_000);
 
 describe("preflight against a real control plane", function () {
   const cluster = useTestCluster({ serviceCidr: OLD_SERVICE_CIDR, podCidr: OLD_POD_CIDR });
@@ -207,7 +201,7 @@ describe("preflight against a real control plane", function () {
       () => custom.deleteNamespacedCustomObject({ group: "discovery.k8s.io", version: "v1beta1", namespace: ns, plural: "endpointslices", name: "external-db-manual" }),
     );
     // KCM's EndpointSlice mirroring controller copies the hand-made Endpoints into a slice of its own.
-    await waitFor("the mirrored EndpointSlice", async () => {
+    await waitForSeen("the mirrored EndpointSlice", async () => {
       const list = (await custom.listNamespacedCustomObject({ group: "discovery.k8s.io", version: "v1beta1", namespace: ns, plural: "endpointslices", labelSelector: "endpointslice.kubernetes.io/managed-by=endpointslicemirroring-controller.k8s.io" })) as { items: unknown[] };
       return list.items.length > 0 ? true : undefined;
     });
@@ -269,7 +263,7 @@ describe("preflight against a real control plane", function () {
       cleanups.push(() => custom.deleteNamespacedCustomObject({ group: "policy", version: "v1beta1", namespace: ns, plural: "poddisruptionbudgets", name: app }));
     }
     for (const name of ["solo", "pair-a", "pair-b"]) cleanups.push(() => core.deleteNamespacedPod({ namespace: ns, name, ...NOW }));
-    await waitFor("PDB status from the disruption controller", async () => {
+    await waitForSeen("PDB status from the disruption controller", async () => {
       const list = (await custom.listNamespacedCustomObject({ group: "policy", version: "v1beta1", namespace: ns, plural: "poddisruptionbudgets" })) as { items: { status?: { expectedPods?: number; currentHealthy?: number } }[] };
       return list.items.length === 2 && list.items.every((p) => (p.status?.currentHealthy ?? 0) > 0) ? true : undefined;
     });
@@ -461,7 +455,7 @@ describe("preflight predicts the kube-controller-manager crash, and KCM agrees",
       await core.createNode({ body: { metadata: { name: n.name }, spec: { podCIDR: `10.48.${i}.0/24`, podCIDRs: [`10.48.${i}.0/24`] } } });
     }
     await registerNode(kc, { name: "worker-9", internalIP: "192.168.50.19" });
-    await waitFor("worker-9's podCIDR", async () => (await core.readNode({ name: "worker-9" })).spec?.podCIDR);
+    await waitForSeen("worker-9's podCIDR", async () => (await core.readNode({ name: "worker-9" })).spec?.podCIDR);
   });
   after(() => fs.rmSync(work, { recursive: true, force: true }));
 
@@ -484,7 +478,7 @@ describe("preflight predicts the kube-controller-manager crash, and KCM agrees",
 
   it("with that Node gone: no prediction, and KCM on the new --cluster-cidr runs", async () => {
     await kc.makeApiClient(CoreV1Api).deleteNode({ name: "worker-9" });
-    await waitFor("worker-9 deleted", async () => ((await kc.makeApiClient(CoreV1Api).listNode()).items.some((n) => n.metadata?.name === "worker-9") ? undefined : true));
+    await waitForSeen("worker-9 deleted", async () => ((await kc.makeApiClient(CoreV1Api).listNode()).items.some((n) => n.metadata?.name === "worker-9") ? undefined : true));
     assert.deepStrictEqual(await crashFindings(), []);
     await cluster().restartControllerManager({ clusterCidr: NEW_POD_CIDR, serviceClusterIpRange: OLD_SERVICE_CIDR });
     await cluster().waitControllerManagerHealthy();

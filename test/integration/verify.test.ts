@@ -12,7 +12,7 @@ import { buildPlan } from "../../lib/plan";
 import { runVerify } from "../../lib/verify";
 import { freshNamespace, useTestCluster } from "../testbed/fixture";
 import { registerNode, waitForPodCIDR } from "../testbed/kubelet";
-import { sleep } from "../testbed/processes";
+import { waitFor } from "../testbed/processes";
 import {
   controlPlaneMirrorPods,
   createCalicoObject,
@@ -50,15 +50,6 @@ async function seedCalico(kc: KubeConfig, pool: string, blocks: { node: string; 
   }
 }
 
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`${what}: not seen within ${timeoutMs} ms`);
-    await sleep(250);
-  }
-}
 
 describe("verify against a real control plane", function () {
   describe("a migrated-looking cluster", () => {

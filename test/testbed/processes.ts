@@ -154,3 +154,14 @@ export async function waitUntil(probe: () => Promise<boolean>, opts: {
         await sleep(opts.intervalMs ?? 200);
     }
 }
+
+/** Polls `probe` until it returns a value (not undefined), and returns it; fails after timeoutMs naming `what`. */
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000, intervalMs = 200): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+        const value = await probe();
+        if (value !== undefined) return value;
+        if (Date.now() > deadline) throw new Error(`${what}: not seen within ${timeoutMs} ms`);
+        await sleep(intervalMs);
+    }
+}
