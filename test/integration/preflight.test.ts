@@ -12,7 +12,7 @@ import { collectClusterObjects } from "../../lib/preflight/collect";
 import { EtcdProcess, freePort, startEtcd } from "../testbed/etcd";
 import { freshNamespace, useTestCluster } from "../testbed/fixture";
 import { registerNode } from "../testbed/kubelet";
-import { sleep, waitFor } from "../testbed/processes";
+import { waitFor } from "../testbed/processes";
 import {
   controlPlaneMirrorPods,
   createRunningPod,
