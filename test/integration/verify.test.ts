@@ -144,8 +144,11 @@ describe("verify against a real control plane", function () {
 
     it("the DNS Service at another address than the reviewed plan's, and missing", async () => {
       const plan = path.join(work, "plan.json");
-      fs.writeFileSync(plan, JSON.stringify({ dns: { namespace: "kube-system", name: "kube-dns", newClusterIP: "10.112.0.53" } }));
-      const stack = writeStackFile(work, "migrated", stackValues(cluster(), work));
+      // The reviewed plan as `cidr-migration plan --json` wrote it, with the DNS Service planned elsewhere.
+      const values = stackValues(cluster(), work);
+      const reviewed = buildPlan(migrationConfig(values), await discoverInventory(kc));
+      fs.writeFileSync(plan, JSON.stringify({ ...reviewed, dns: { ...reviewed.dns, newClusterIP: "10.112.0.53" } }));
+      const stack = writeStackFile(work, "migrated", values);
       const moved = await runCli(["verify", "--config", stack, "--plan", plan, "--json"]);
       assert.strictEqual(moved.code, 1, moved.stderr);
       const report = JSON.parse(moved.stdout) as FindingReport;
@@ -161,7 +164,11 @@ describe("verify against a real control plane", function () {
       assert.deepStrictEqual(await findings(), [{ code: "DNS_SERVICE_MISSING", object: "Service kube-system/kube-dns" }]);
       const invalid = await runCli(["verify", "--config", stack, "--plan", path.join(work, "no-plan.json")]);
       assert.strictEqual(invalid.code, 2);
-      assert.match(invalid.stderr, /^cidr-migration: --plan .*no-plan\.json: not a readable JSON file .*; write one before the run with: cidr-migration plan --json > /);
+      assert.match(invalid.stderr, /^cidr-migration: --plan .*no-plan\.json: cannot read the file \(ENOENT\); check the path\n$/);
+      fs.writeFileSync(path.join(work, "partial.json"), JSON.stringify({ dns: { newClusterIP: "10.112.0.53" } }));
+      const partial = await runCli(["verify", "--config", stack, "--plan", path.join(work, "partial.json")]);
+      assert.strictEqual(partial.code, 2);
+      assert.match(partial.stderr, /^cidr-migration: .*partial\.json: not a plan \(no serviceCidr, podCidr, services, nodes, phases, estimate\); write it with: cidr-migration plan --stack NAME --json > /);
     });
   });
 
