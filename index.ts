@@ -30,6 +30,10 @@ const KUBEADM_CONFIG = { namespace: "kube-system", configMap: "kubeadm-config", 
 export = async () => {
   // Bad input stops here, before discovery and before any resource exists.
   const firstRead = readStackConfig();
+  if (!firstRead.ssh.privateKey) {
+    // The CLI plans without it; the graph cannot: every node step runs over SSH.
+    throw new pulumi.RunError("cidr-migration:ssh.privateKey is missing; the node steps run over SSH — set it with: pulumi config set --secret --path 'ssh.privateKey' \"$(cat ~/.ssh/id_ed25519)\"");
+  }
   const inventory = await userErrorsAsRunErrors(() => discoverInventory(loadKubeConfig(firstRead.kubeconfig, "cidr-migration:kubeconfig")));
   const config = readStackConfig({ inventory });
   const plan = userErrorsAsRunErrorsSync(() => buildPlan(config, inventory));
@@ -37,7 +41,7 @@ export = async () => {
   const runId = config.snapshot.trigger;
   const cluster = new k8s.Provider("cluster", { kubeconfig, enableServerSideApply: true });
   const kube = { provider: cluster };
-  const ssh = { user: config.ssh.user, privateKey: secretInput(config.ssh.privateKey, "cidr-migration:ssh.privateKey") ?? pulumi.secret("") };
+  const ssh = { user: config.ssh.user, privateKey: secretInput(config.ssh.privateKey, "cidr-migration:ssh.privateKey")! };
   const controlPlaneNodes = config.nodes.filter((n) => n.role === "control-plane");
   const nodeAccess = { nodes: controlPlaneNodes, ssh, runId };
   const etcdTls = {

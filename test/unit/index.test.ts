@@ -5,7 +5,7 @@ import * as assert from "node:assert/strict";
 import { createServer } from "node:net";
 import * as pulumi from "@pulumi/pulumi";
 import { captureGraph } from "../support/pulumiMocks";
-import { baseValues } from "./config.test";
+import { baseValues } from "../support/stackValues";
 
 function asPulumiConfig(values: Record<string, unknown>): Record<string, string> {
   return Object.fromEntries(Object.entries(values).map(([k, v]) => [`cidr-migration:${k}`, typeof v === "string" ? v : JSON.stringify(v)]));
@@ -56,6 +56,15 @@ describe("index.ts reading its stack config (mocked engine)", () => {
     assert.ok(pulumi.RunError.isInstance(error));
     assert.match((error as Error).message, /cidr-migration:ssh\.privateKey: is a secret but was given in plaintext; set it with: pulumi config set --secret --path 'ssh\.privateKey'/);
     assert.doesNotMatch((error as Error).message, /unit-test/);
+    assert.equal(declared, 0);
+  });
+
+  it("refuses to declare the graph without an SSH key, naming the key and the command", async () => {
+    const values = decryptedValues();
+    values.ssh = { user: "ubuntu" };
+    const { error, declared } = await runProgram(values, ["ssh"]);
+    assert.ok(pulumi.RunError.isInstance(error), `expected a RunError, got ${error}`);
+    assert.equal((error as Error).message, `cidr-migration:ssh.privateKey is missing; the node steps run over SSH — set it with: pulumi config set --secret --path 'ssh.privateKey' "$(cat ~/.ssh/id_ed25519)"`);
     assert.equal(declared, 0);
   });
 
