@@ -226,7 +226,27 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)];
 }
 
+/** The engine shows a provider's error by its message: make sure there always is one, and only one line per problem. */
+function readable(err: unknown): Error {
+  if (err instanceof Error && typeof err.message === "string" && err.message !== "") return err;
+  let text: string;
+  try {
+    text = JSON.stringify(err) ?? String(err);
+  } catch {
+    text = String(err);
+  }
+  return new Error(`Service moves failed: ${text}`);
+}
+
 async function apply(news: Inputs): Promise<ServiceRecreationOutputs> {
+  try {
+    return await applyChecked(news);
+  } catch (err) {
+    throw readable(err);
+  }
+}
+
+async function applyChecked(news: Inputs): Promise<ServiceRecreationOutputs> {
   const { inputs, failures } = checkInputs(news);
   if (failures.length > 0) throw new Error(failures.map((f) => f.reason).join("; "));
   const kc = new KubeConfig();

@@ -1,15 +1,13 @@
 import { KubeConfig } from "@kubernetes/client-node";
-import { UserError } from "./errors";
+import { EXIT_INVALID_INPUT } from "./errors";
 import {
   hasSelector, isOwnedByAny, relinkedOwners, restorableCopy, sameEndpoints, sameOwners, withoutOwners,
 } from "./serviceMove/dependents";
 import { findOwnedObjects } from "./serviceMove/dependentsScan";
 import { faultPoint } from "./serviceMove/faultHook";
-import {
-  DEFAULT_JOURNAL_NAMESPACE, entryFromSecret, JOURNAL_LABEL, JOURNAL_LABEL_VALUE, JournaledDependent, JournalEntry,
-  journalName, journalSecret, serviceKey,
-} from "./serviceMove/journal";
-import { isStatus, KubeApiError, KubeObject, kubeRest, KubeRest, paths } from "./serviceMove/kubeRest";
+import { DEFAULT_JOURNAL_NAMESPACE, JournaledDependent, JournalEntry, serviceKey } from "./serviceMove/journal";
+import { JournalStore, loadJournal } from "./serviceMove/journalStore";
+import { isKubeApiError, isStatus, isTransient, KubeApiError, KubeObject, kubeRest, KubeRest, paths } from "./serviceMove/kubeRest";
 import {
   KubernetesServiceRequest, KubernetesServiceResult, MoveReport, MoveResult, MoverOptions, ServiceMoveRequest,
   ServiceMoveSpec, ServiceRef, StandInRequest,
@@ -29,30 +27,40 @@ import { cidrContains } from "./cidr";
  * - journal and a new Service at the planned IP: verified and completed;
  * - no journal and the Service at the planned IP (or elsewhere in the new range): left alone.
  *
- * Before the first delete, every move is checked (expected old IP, planned IP free, LoadBalancer consent), so a
- * bad entry stops the run while nothing has changed. The delete carries a uid precondition (it can only remove
- * the object that was journaled) and the create follows it at once; while a finalizer keeps the old object the
- * create is retried with a tight backoff. The gap is measured from the delete's answer to the create's answer.
- *
- * Moves run `parallelism` at a time; default/kubernetes (re-created by the apiserver itself, which takes up
- * to its 10 s loop) runs alongside them outside that bound because it only waits.
+ * A run goes in three phases over all its moves:
+ * 1. every move is checked against the live cluster (expected old IP, planned IP free, LoadBalancer consent),
+ *    then journaled with its dependents detached; if anything fails here, phase 1 is undone and no Service was
+ *    deleted;
+ * 2. the swaps, `parallelism` at a time: delete (preconditions: the journaled uid and resourceVersion, so an
+ *    edit made since is journaled first, never lost) and, at once, create; while a finalizer keeps the old object
+ *    the create is retried with a tight backoff. The gap is measured from the delete's answer to the create's.
+ *    Nothing else competes with the swaps for the apiserver: on a busy control plane a create waits behind
+ *    every request in flight, and that wait is the gap;
+ * 3. bookkeeping: dependents re-linked, everything verified, journal entries removed.
+ * default/kubernetes (re-created by the apiserver itself, which takes up to its 10 s loop) runs alongside, outside
+ * the bound, because it only waits.
  */
 
 const POLL_MS = 50;
 const SETTLE_POLL_MS = 100;
 const MAX_BACKOFF_MS = 25;
+/** An allocation conflict lasting this long after the old object is gone is looked into. */
+const LEAK_SUSPICION_MS = 2000;
+/** Lanes for the journal writes and removals, which delete nothing. */
+const WIDE_LANES = 16;
 
 interface Context {
   rest: KubeRest;
   options: Required<Omit<MoverOptions, "serviceCidr" | "log" | "adoptJournals">> & Pick<MoverOptions, "serviceCidr" | "log">;
   journalNamespace: string;
+  journal: JournalStore;
   warnings: string[];
 }
 
 type Decision =
   | { kind: "skip"; request: ServiceMoveRequest; result: MoveResult }
-  | { kind: "move"; request: ServiceMoveRequest; live: KubeObject; previous?: JournalEntry; journalVersion?: string }
-  | { kind: "resume"; request: ServiceMoveRequest; entry: JournalEntry; live?: KubeObject; journalVersion: string };
+  | { kind: "move"; request: ServiceMoveRequest; live: KubeObject; previous?: JournalEntry }
+  | { kind: "resume"; request: ServiceMoveRequest; entry: JournalEntry; live?: KubeObject };
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const nowMs = () => Number(process.hrtime.bigint()) / 1e6;
@@ -79,13 +87,31 @@ async function inLanes<T>(items: T[], limit: number, work: (item: T) => Promise<
   await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, lane));
 }
 
+/**
+ * A failure the operator reads: one line per problem, and exitCode like lib/errors' UserError (the CLI exits with
+ * it). A plain Error, not a UserError instance: Error subclasses do not survive the SDK's by-value serialization
+ * of the provider (see kubeRest's KubeApiError).
+ */
+export interface MoveError extends Error {
+  name: "UserError";
+  exitCode: number;
+}
+
+export function moveError(message: string): MoveError {
+  return Object.assign(new Error(message), { name: "UserError" as const, exitCode: EXIT_INVALID_INPUT });
+}
+
+export function isMoveError(err: unknown): err is MoveError {
+  return err instanceof Error && err.name === "UserError" && typeof (err as MoveError).exitCode === "number";
+}
+
 /** Network failures that mean the apiserver is not reachable (as opposed to answering with an error). */
 const UNREACHABLE = ["ECONNREFUSED", "ENOTFOUND", "EHOSTUNREACH", "ETIMEDOUT", "ECONNRESET", "EAI_AGAIN", "EPIPE"];
 
 /** One line for the operator: what failed, where, and (from the message) what to do. */
 function failureLine(err: unknown, server: string, action: string): string {
-  if (err instanceof UserError) return err.message;
-  if (err instanceof KubeApiError) {
+  if (isMoveError(err)) return err.message;
+  if (isKubeApiError(err)) {
     if (err.status === 401 || err.status === 403) return `${action}: the cluster refused it (HTTP ${err.status}); use an admin kubeconfig (cluster-admin)`;
     return `${action}: the cluster answered HTTP ${err.status} ${err.reason}: ${err.apiMessage}`;
   }
@@ -97,35 +123,28 @@ function failureLine(err: unknown, server: string, action: string): string {
   return `${action}: ${first}`;
 }
 
-function journalPath(ctx: Context, ref: ServiceRef): string {
-  return `/api/v1/namespaces/${encodeURIComponent(ctx.journalNamespace)}/secrets/${journalName(ref.namespace, ref.name)}`;
+/**
+ * Runs a step that first reads and then writes what it needs, again after a transient failure (network, 5xx,
+ * 429, an etcd blip): each attempt starts from what the cluster holds, so repeating one is safe.
+ */
+async function retrying<T>(step: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await step();
+    } catch (err) {
+      if (!isTransient(err) || attempt >= 5) throw err;
+      await sleep(50 * attempt);
+    }
+  }
 }
 
 function journalWhere(ctx: Context, ref: ServiceRef): string {
-  return `journal Secret ${ctx.journalNamespace}/${journalName(ref.namespace, ref.name)}`;
+  return ctx.journal.where(keyOf(ref));
 }
 
-async function writeJournal(ctx: Context, entry: JournalEntry, resourceVersion?: string): Promise<void> {
-  const body = journalSecret(entry, ctx.journalNamespace);
-  const path = journalPath(ctx, entry);
-  if (resourceVersion === undefined) {
-    try {
-      await ctx.rest.create(`/api/v1/namespaces/${encodeURIComponent(ctx.journalNamespace)}/secrets`, body);
-      return;
-    } catch (err) {
-      if (!isStatus(err, 409)) throw err;
-      resourceVersion = (await ctx.rest.get(path)).metadata?.resourceVersion;
-    }
-  }
-  await ctx.rest.replace(path, { ...body, metadata: { ...body.metadata, resourceVersion } });
-}
-
-async function removeJournal(ctx: Context, ref: ServiceRef): Promise<void> {
-  try {
-    await ctx.rest.delete(journalPath(ctx, ref), {});
-  } catch (err) {
-    if (!isStatus(err, 404)) throw err;
-  }
+/** Writes (or rewrites) the entry; it is durable once the apiserver answers (etcd has committed it). */
+function writeJournal(ctx: Context, entry: JournalEntry): Promise<void> {
+  return ctx.journal.write(entry);
 }
 
 // ---------------------------------------------------------------- preflight (read-only)
@@ -134,23 +153,16 @@ interface ClusterView {
   services: Map<string, KubeObject>;
   /** ClusterIP → key of the Service holding it */
   ipHolders: Map<string, string>;
-  journals: Map<string, { entry: JournalEntry; resourceVersion: string }>;
+  journals: Map<string, JournalEntry>;
 }
 
 async function readCluster(ctx: Context): Promise<ClusterView> {
-  const [services, secrets] = await Promise.all([
-    ctx.rest.list("/api/v1/services"),
-    ctx.rest.list(`/api/v1/namespaces/${encodeURIComponent(ctx.journalNamespace)}/secrets`, { labelSelector: `${JOURNAL_LABEL}=${JOURNAL_LABEL_VALUE}` }),
-  ]);
-  const view: ClusterView = { services: new Map(), ipHolders: new Map(), journals: new Map() };
+  const services = await ctx.rest.list("/api/v1/services");
+  const view: ClusterView = { services: new Map(), ipHolders: new Map(), journals: ctx.journal.entries };
   for (const service of services) {
     const key = serviceKey(service.metadata?.namespace ?? "", service.metadata?.name ?? "");
     view.services.set(key, service);
     for (const ip of clusterIpsOf(service)) if (ip !== "None") view.ipHolders.set(ip, key);
-  }
-  for (const secret of secrets) {
-    const entry = entryFromSecret(secret);
-    view.journals.set(serviceKey(entry.namespace, entry.name), { entry, resourceVersion: secret.metadata?.resourceVersion ?? "" });
   }
   return view;
 }
@@ -181,18 +193,18 @@ function decide(ctx: Context, view: ClusterView, request: ServiceMoveRequest, pr
   }
 
   if (journal) {
-    const { entry, resourceVersion } = journal;
+    const entry = journal;
     if (entry.toIP !== request.toIP) {
       problems.push(`${where}: ${journalWhere(ctx, request)} is for a move to ${entry.toIP}, the plan now says ${request.toIP}; finish the old move first (plan it to ${entry.toIP}), nothing was changed`);
       return undefined;
     }
     if (refuseLoadBalancer(entry.service)) return undefined;
-    if (!live) return { kind: "resume", request, entry, journalVersion: resourceVersion };
+    if (!live) return { kind: "resume", request, entry };
     if (uidOf(live) === uidOf(entry.service)) {
-      if (live.metadata?.deletionTimestamp) return { kind: "resume", request, entry, live, journalVersion: resourceVersion };
-      return { kind: "move", request, live, previous: entry, journalVersion: resourceVersion };
+      if (live.metadata?.deletionTimestamp) return { kind: "resume", request, entry, live };
+      return { kind: "move", request, live, previous: entry };
     }
-    if (clusterIpsOf(live).includes(entry.toIP)) return { kind: "resume", request, entry, live, journalVersion: resourceVersion };
+    if (clusterIpsOf(live).includes(entry.toIP)) return { kind: "resume", request, entry, live };
     problems.push(`${where} was re-created by someone else at ${clusterIpsOf(live).join(", ")} during an interrupted move; compare it with ${journalWhere(ctx, request)} (the original), then delete that Secret`);
     return undefined;
   }
@@ -239,7 +251,7 @@ function validateSpec(moveSpec: ServiceMoveSpec): string[] {
 // ---------------------------------------------------------------- one move
 
 async function detachDependents(ctx: Context, dependents: JournaledDependent[], oldUids: ReadonlySet<string>): Promise<void> {
-  await Promise.all(dependents.map(async (d) => {
+  await Promise.all(dependents.map((d) => retrying(async () => {
     const path = `${d.collection}/${encodeURIComponent(d.object.metadata?.name ?? "")}`;
     for (let attempt = 0; ; attempt++) {
       const current = await ctx.rest.getOptional(path);
@@ -251,12 +263,12 @@ async function detachDependents(ctx: Context, dependents: JournaledDependent[], 
         if (!isStatus(err, 409) || attempt >= 5) throw err;
       }
     }
-  }));
+  })));
 }
 
 async function relinkDependents(ctx: Context, entry: JournalEntry, uidMap: ReadonlyMap<string, string>): Promise<string[]> {
   const relinked: string[] = [];
-  await Promise.all(entry.dependents.map(async (d) => {
+  await Promise.all(entry.dependents.map((d) => retrying(async () => {
     const path = `${d.collection}/${encodeURIComponent(d.object.metadata?.name ?? "")}`;
     for (let attempt = 0; ; attempt++) {
       const current = await ctx.rest.getOptional(path);
@@ -274,12 +286,16 @@ async function relinkDependents(ctx: Context, entry: JournalEntry, uidMap: Reado
       }
     }
     relinked.push(describeDependent(d));
-  }));
+  })));
   return relinked.sort();
 }
 
 /** Puts hand-made Endpoints back as journaled (owners re-linked); returns the object now in the cluster. */
-async function restoreEndpoints(ctx: Context, entry: JournalEntry, uidMap: ReadonlyMap<string, string>): Promise<{ object: KubeObject; changed: boolean }> {
+function restoreEndpoints(ctx: Context, entry: JournalEntry, uidMap: ReadonlyMap<string, string>): Promise<{ object: KubeObject; changed: boolean }> {
+  return retrying(() => restoreEndpointsOnce(ctx, entry, uidMap));
+}
+
+async function restoreEndpointsOnce(ctx: Context, entry: JournalEntry, uidMap: ReadonlyMap<string, string>): Promise<{ object: KubeObject; changed: boolean }> {
   const path = paths.endpoints(entry.namespace, entry.name);
   const wanted = restorableCopy(entry.endpoints!, uidMap);
   for (let attempt = 0; ; attempt++) {
@@ -314,43 +330,98 @@ function isLingering(err: unknown): boolean {
   return isStatus(err, 422) && /provided (IP|port) is already allocated/.test((err as KubeApiError).apiMessage);
 }
 
-/** Creates `body`, retrying while the old object (uid `oldUid`) still holds the name, its IP or its ports. */
+/** Node ports a Service body asks for (its ports' nodePorts and its healthCheckNodePort). */
+function nodePortsOf(service: KubeObject): number[] {
+  const sp = spec(service) as { ports?: Array<{ nodePort?: number }>; healthCheckNodePort?: number };
+  return [...(sp.ports ?? []).map((p) => p.nodePort), sp.healthCheckNodePort].filter((p): p is number => typeof p === "number" && p > 0);
+}
+
+/** Another live Service holding the body's planned IP or one of its node ports, if any. */
+async function allocationHolder(ctx: Context, body: KubeObject, key: string): Promise<string | undefined> {
+  const ips = clusterIpsOf(body);
+  const ports = nodePortsOf(body);
+  for (const other of await ctx.rest.list("/api/v1/services")) {
+    const otherKey = serviceKey(other.metadata?.namespace ?? "", other.metadata?.name ?? "");
+    if (otherKey === key) continue;
+    const ip = clusterIpsOf(other).find((i) => ips.includes(i));
+    if (ip) return `Service ${otherKey} (it holds ${ip})`;
+    const port = nodePortsOf(other).find((p) => ports.includes(p));
+    if (port) return `Service ${otherKey} (it holds node port ${port})`;
+  }
+  return undefined;
+}
+
+/**
+ * Creates `body`, retrying while the old object (uid `oldUid`) still holds the name, its IP or its ports, and
+ * while the apiserver fails transiently. A create whose answer was lost (the connection dropped after the
+ * apiserver stored it) shows up as an AlreadyExists from an object equal to `body`: that one is ours.
+ *
+ * When the old object is gone and the apiserver still calls an IP or port allocated that no Service holds, it is
+ * kube-apiserver's allocator leak (seen on v1.20: a Service deleted with a finalizer, such as the load-balancer
+ * cleanup one, keeps its allocations if the allocator's repair loop runs while it terminates, until that loop has
+ * seen them unused three times, 3 minutes apart). The create then keeps trying for allocationLeakTimeoutMs.
+ */
 async function createWhenFree(ctx: Context, body: KubeObject, key: string, oldUid: string | undefined, where: string): Promise<{ created: KubeObject; attempts: number }> {
   const namespace = body.metadata!.namespace!;
-  const deadline = nowMs() + ctx.options.deleteTimeoutMs;
+  const name = body.metadata!.name!;
+  const toIP = clusterIpsOf(body)[0];
+  const since = nowMs();
+  let deadline = since + ctx.options.deleteTimeoutMs;
+  let leakSeen = false;
   let delay = 1;
+  let lastAnswer = "";
   for (let attempts = 1; ; attempts++) {
     try {
       return { created: await ctx.rest.create(paths.services(namespace), body), attempts };
     } catch (err) {
-      if (!isLingering(err)) {
-        throw new UserError(`Service ${key} was deleted but its re-create failed (${(err as Error).message.split("\n")[0]}); the original is kept in ${where}: fix the cause and run again, the re-run re-creates it`);
+      const transient = isTransient(err);
+      if (!isLingering(err) && !transient) {
+        throw moveError(`Service ${key} was deleted but its re-create failed (${(err as Error).message.split("\n")[0]}); the original is kept in ${where}: fix the cause and run again, the re-run re-creates it`);
       }
+      lastAnswer = (err as Error).message.split("\n")[0];
       if (attempts === 1) faultPoint("after-create-conflict", key);
       if (isStatus(err, 409)) {
-        const holder = await ctx.rest.getOptional(paths.service(namespace, body.metadata!.name!));
+        const holder = await ctx.rest.getOptional(paths.service(namespace, name));
         if (holder && uidOf(holder) !== oldUid) {
-          throw new UserError(`Service ${key} was re-created by someone else (at ${clusterIpsOf(holder).join(", ")}) while it was being moved; compare it with ${where} (the original), then delete that Secret`);
+          if (clusterIpsOf(holder).includes(toIP) && differingUserFields(body, holder).length === 0) return { created: holder, attempts };
+          throw moveError(`Service ${key} was re-created by someone else (at ${clusterIpsOf(holder).join(", ")}) while it was being moved; compare it with ${where} (the original), then delete that Secret`);
+        }
+      } else if (isStatus(err, 422) && !leakSeen && nowMs() - since > LEAK_SUSPICION_MS) {
+        const old = await ctx.rest.getOptional(paths.service(namespace, name));
+        if (!old || uidOf(old) !== oldUid) {
+          const holder = await allocationHolder(ctx, body, key);
+          if (holder) throw moveError(`Service ${key} cannot be re-created as it was: ${holder} took its place meanwhile; the original is kept in ${where}: free it (or plan another IP) and run again`);
+          leakSeen = true;
+          deadline = since + ctx.options.allocationLeakTimeoutMs;
+          ctx.options.log?.(`Service ${key}: kube-apiserver still holds an allocation of the deleted Service (${lastAnswer}); waiting for its repair loop to free it, up to ${Math.round(ctx.options.allocationLeakTimeoutMs / 60_000)} min`);
         }
       }
       if (nowMs() > deadline) {
-        const old = await ctx.rest.getOptional(paths.service(namespace, body.metadata!.name!));
+        const old = await ctx.rest.getOptional(paths.service(namespace, name));
         const finalizers = old?.metadata?.finalizers?.length ? ` (finalizers: ${old.metadata.finalizers.join(", ")})` : "";
-        throw new UserError(`Service ${key}: the old object still holds its name, IP or ports ${Math.round(ctx.options.deleteTimeoutMs / 1000)} s after the delete${finalizers}; the original is kept in ${where}: let its controller finish and run again`);
+        const leak = leakSeen ? " (kube-apiserver kept the deleted Service's allocation: its repair loop frees it within about 10 minutes)" : "";
+        throw moveError(`Service ${key} could not be re-created within ${Math.round((deadline - since) / 1000)} s of its delete${finalizers}; the apiserver last answered: ${lastAnswer}${leak}; the original is kept in ${where}: run again later, the re-run re-creates it`);
       }
-      await sleep(delay);
+      await sleep(transient || leakSeen ? Math.max(delay, leakSeen ? 1000 : 50) : delay);
       delay = Math.min(delay * 2, MAX_BACKOFF_MS);
     }
   }
 }
 
 async function deleteService(ctx: Context, ref: ServiceRef, uid: string | undefined, where: string): Promise<void> {
-  try {
-    await ctx.rest.delete(paths.service(ref.namespace, ref.name), { propagationPolicy: "Background", ...(uid ? { preconditions: { uid } } : {}) });
-  } catch (err) {
-    if (isStatus(err, 404)) return;
-    if (isStatus(err, 409)) throw new UserError(`Service ${keyOf(ref)} was replaced by someone else before it could be deleted; nothing of it was deleted; ${where} holds the earlier object: compare, delete that Secret and run again`);
-    throw err;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await ctx.rest.delete(paths.service(ref.namespace, ref.name), { propagationPolicy: "Background", ...(uid ? { preconditions: { uid } } : {}) });
+      return;
+    } catch (err) {
+      if (isStatus(err, 404)) return;
+      if (isStatus(err, 409)) throw moveError(`Service ${keyOf(ref)} was replaced by someone else before it could be deleted; nothing of it was deleted; ${where} holds the earlier object: compare, delete that Secret and run again`);
+      if (!isTransient(err) || attempt >= 5) throw err;
+      // The delete may have happened and only its answer been lost.
+      const current = await ctx.rest.getOptional(paths.service(ref.namespace, ref.name));
+      if (!current || uidOf(current) !== uid || current.metadata?.deletionTimestamp) return;
+      await sleep(50 * attempt);
+    }
   }
 }
 
@@ -359,32 +430,59 @@ async function waitGone(ctx: Context, ref: ServiceRef, uid: string | undefined):
   for (;;) {
     const current = await ctx.rest.getOptional(paths.service(ref.namespace, ref.name));
     if (!current || uidOf(current) !== uid) return;
-    if (nowMs() > deadline) throw new UserError(`Service ${keyOf(ref)} is still terminating ${Math.round(ctx.options.deleteTimeoutMs / 1000)} s after its delete (finalizers: ${(current.metadata?.finalizers ?? []).join(", ") || "none"}); let its controller finish and run again`);
+    if (nowMs() > deadline) throw moveError(`Service ${keyOf(ref)} is still terminating ${Math.round(ctx.options.deleteTimeoutMs / 1000)} s after its delete (finalizers: ${(current.metadata?.finalizers ?? []).join(", ") || "none"}); let its controller finish and run again`);
     await sleep(POLL_MS);
   }
 }
 
-interface Completion {
-  result: MoveResult;
-  /** The rest of the move (Endpoints settle, re-link, verify, journal removal); awaited before the report. */
-  tail: Promise<void>;
-  /** True when the tail mostly waits (the Endpoints settle) and need not hold a lane. */
-  background: boolean;
+/**
+ * Deletes the journaled Service, only if it is still exactly the journaled object: the preconditions carry its
+ * uid and resourceVersion. If someone changed it since it was journaled, the journal is brought up to date and
+ * the delete tried again, so the re-create never loses an edit made in the meantime. Hand-made Endpoints are read
+ * once more just before, for the same reason (the apiserver deletes them with the Service).
+ */
+async function deleteJournaled(ctx: Context, entry: JournalEntry, where: string): Promise<void> {
+  const key = serviceKey(entry.namespace, entry.name);
+  if (entry.endpoints) {
+    const current = await ctx.rest.getOptional(paths.endpoints(entry.namespace, entry.name));
+    if (current && !sameEndpoints(current, entry.endpoints)) {
+      entry.endpoints = current;
+      await writeJournal(ctx, entry);
+    }
+  }
+  for (let attempt = 1; ; attempt++) {
+    const meta = entry.service.metadata ?? {};
+    try {
+      await retrying(() => ctx.rest.delete(paths.service(entry.namespace, entry.name), { propagationPolicy: "Background", preconditions: { uid: meta.uid, resourceVersion: meta.resourceVersion } }));
+      return;
+    } catch (err) {
+      if (isStatus(err, 404)) return;
+      if (!isStatus(err, 409) || attempt >= 5) throw err;
+      const current = await ctx.rest.getOptional(paths.service(entry.namespace, entry.name));
+      if (!current) return; // gone meanwhile (a lost answer to our own delete)
+      if (uidOf(current) !== meta.uid) {
+        throw moveError(`Service ${key} was replaced by someone else before it could be deleted; nothing of it was deleted; ${where} holds the earlier object: compare, delete that Secret and run again`);
+      }
+      if (current.metadata?.deletionTimestamp) return; // our delete went through, its answer was lost
+      entry.service = current;
+      await writeJournal(ctx, entry);
+    }
+  }
 }
 
 /** Deletes (the vacated stand-in, or the original) and creates at toIP; returns the created object and the gap. */
 async function swapIn(ctx: Context, entry: JournalEntry, live: KubeObject | undefined, where: string): Promise<{ created: KubeObject; gapMillis: number; attempts: number }> {
   const key = serviceKey(entry.namespace, entry.name);
-  const { body } = buildRecreateBody(entry.service, entry.fromIP, entry.toIP);
   const oldUid = uidOf(entry.service);
   if (entry.vacate) {
     // The final DNS swap: the old DNS Service (old IP, nobody resolves through it after the node rollout) goes
     // first, so that the stand-in's delete and the create at the final IP are back to back.
     if (live && uidOf(live) === oldUid) {
-      await deleteService(ctx, entry, oldUid, where);
+      if (!live.metadata?.deletionTimestamp) await deleteJournaled(ctx, entry, where);
       await waitGone(ctx, entry, oldUid);
       faultPoint("after-old-dns-delete", key);
     }
+    const { body } = buildRecreateBody(entry.service, entry.fromIP, entry.toIP);
     const standIn = await ctx.rest.getOptional(paths.service(entry.vacate.namespace, entry.vacate.name));
     if (standIn && clusterIpsOf(standIn).includes(entry.toIP)) {
       await deleteService(ctx, entry.vacate, uidOf(standIn), where);
@@ -395,10 +493,12 @@ async function swapIn(ctx: Context, entry: JournalEntry, live: KubeObject | unde
     return { created, gapMillis: nowMs() - deleted, attempts };
   }
   if (live && uidOf(live) === oldUid && !live.metadata?.deletionTimestamp) {
-    await deleteService(ctx, entry, oldUid, where);
+    await deleteJournaled(ctx, entry, where);
   }
   const deleted = nowMs();
   faultPoint("after-delete", key);
+  // built after the delete: deleteJournaled may have refreshed the journaled original
+  const { body } = buildRecreateBody(entry.service, entry.fromIP, entry.toIP);
   const { created, attempts } = await createWhenFree(ctx, body, key, oldUid, where);
   return { created, gapMillis: nowMs() - deleted, attempts };
 }
@@ -407,100 +507,128 @@ async function verifyService(ctx: Context, entry: JournalEntry, live: KubeObject
   const key = serviceKey(entry.namespace, entry.name);
   const { body } = buildRecreateBody(entry.service, entry.fromIP, entry.toIP);
   if (!clusterIpsOf(live).includes(entry.toIP)) {
-    throw new UserError(`Service ${key} holds ${clusterIpsOf(live).join(", ")} after its re-create, not the planned ${entry.toIP}; ${where} keeps the original`);
+    throw moveError(`Service ${key} holds ${clusterIpsOf(live).join(", ")} after its re-create, not the planned ${entry.toIP}; ${where} keeps the original`);
   }
   const differences = differingUserFields(body, live);
   if (differences.length > 0) {
-    throw new UserError(`Service ${key} at ${entry.toIP} differs from its original in ${differences.join(", ")}; ${where} keeps the original: compare, fix, and run again`);
+    throw moveError(`Service ${key} at ${entry.toIP} differs from its original in ${differences.join(", ")}; ${where} keeps the original: compare, fix, and run again`);
   }
 }
 
-/** Everything after the create: Endpoints, dependents, a last verification, then the journal goes. */
-async function finish(ctx: Context, entry: JournalEntry, created: KubeObject, result: MoveResult): Promise<void> {
-  const key = serviceKey(entry.namespace, entry.name);
-  const where = journalWhere(ctx, entry);
+/** A move between its phases: journaled with its dependents detached, or resumed from an earlier run's journal. */
+interface Prepared {
+  request: ServiceMoveRequest;
+  entry: JournalEntry;
+  /** The Service as this run last saw it (undefined: it did not exist). */
+  live?: KubeObject;
+  outcome: "moved" | "completed-from-journal";
+}
+
+/** A move whose Service is back at its planned IP (and hand-made Endpoints restored); what is left is bookkeeping. */
+interface Swapped {
+  prepared: Prepared;
+  created: KubeObject;
+  result: MoveResult;
+  /** Old uid → new uid, for the Service and its Endpoints: what dependents are re-linked by. */
+  uidMap: Map<string, string>;
+}
+
+/** Phase 1a: the journal entry of a move (written for all moves at once, see runServiceMoves). */
+function journalEntryFor(decision: Extract<Decision, { kind: "move" }>, ownedBy: Map<string, JournaledDependent[]>, endpointsOf: Map<string, KubeObject>): JournalEntry {
+  const { request, live } = decision;
+  const endpoints = endpointsOf.get(keyOf(request));
+  const found = [uidOf(live), uidOf(endpoints)].flatMap((uid) => (uid ? ownedBy.get(uid) ?? [] : []));
+  // Dependents an interrupted run already detached are only in its journal; its copies are the originals.
+  const dependents = new Map<string, JournaledDependent>();
+  for (const d of [...(decision.previous?.dependents ?? []), ...found]) {
+    const uid = uidOf(d.object)!;
+    if (!dependents.has(uid)) dependents.set(uid, d);
+  }
+  return {
+    format: "cidr-migration.io/service-move/v1",
+    kind: "recreate",
+    namespace: request.namespace,
+    name: request.name,
+    fromIP: request.fromIP,
+    toIP: request.toIP,
+    recordedAt: decision.previous?.recordedAt ?? new Date().toISOString(),
+    service: live,
+    ...(endpoints ? { endpoints } : {}),
+    dependents: [...dependents.values()],
+    ...(request.vacate ? { vacate: { ...request.vacate } } : {}),
+  };
+}
+
+/** Phase 1b, once the entry is durable: dependents detached from the old owners. Nothing is deleted yet. */
+async function detachMove(ctx: Context, request: ServiceMoveRequest, entry: JournalEntry): Promise<Prepared> {
+  const owners = [uidOf(entry.service), uidOf(entry.endpoints)].filter((u): u is string => !!u);
+  await detachDependents(ctx, entry.dependents, new Set(owners));
+  faultPoint("after-detach-dependents", keyOf(request));
+  return { request, entry, live: entry.service, outcome: "moved" };
+}
+
+/**
+ * Undoes phase 1 for a move that was never deleted (the run stopped first): owners back. Returns whether its
+ * journal entry may go.
+ */
+async function abandon(ctx: Context, prepared: Prepared): Promise<boolean> {
+  if (prepared.outcome !== "moved") return false; // an interrupted earlier move keeps its journal
+  const live = await ctx.rest.getOptional(paths.service(prepared.entry.namespace, prepared.entry.name));
+  if (!live || uidOf(live) !== uidOf(prepared.entry.service)) return false; // it was deleted after all: keep the journal
+  await relinkDependents(ctx, prepared.entry, new Map());
+  return true;
+}
+
+/** Phase 2, gap-critical: delete, create at toIP, verify, hand-made Endpoints back. */
+async function swapMove(ctx: Context, prepared: Prepared): Promise<Swapped> {
+  const { entry, request } = prepared;
+  const key = keyOf(request);
+  const where = journalWhere(ctx, request);
+  const result: MoveResult = { namespace: request.namespace, name: request.name, outcome: prepared.outcome, fromIP: entry.fromIP, ip: entry.toIP };
+  let created: KubeObject;
+  if (prepared.live && uidOf(prepared.live) !== uidOf(entry.service)) {
+    created = prepared.live; // an interrupted run had already created it
+  } else {
+    const swapped = await swapIn(ctx, entry, prepared.live, where);
+    created = swapped.created;
+    result.gapMillis = round(swapped.gapMillis);
+    result.createAttempts = swapped.attempts;
+    faultPoint("after-create", key);
+    ctx.options.log?.(`Service ${key}: ${entry.fromIP} -> ${entry.toIP} (gap ${result.gapMillis} ms)`);
+  }
+  await verifyService(ctx, entry, created, where);
+  const { correctedAnnotations, pinnedInLastApplied } = buildRecreateBody(entry.service, entry.fromIP, entry.toIP);
+  result.correctedAnnotations = correctedAnnotations;
+  result.pinnedInLastApplied = pinnedInLastApplied;
   const uidMap = new Map<string, string>([[uidOf(entry.service)!, uidOf(created)!]]);
   if (entry.endpoints) {
     const restored = await restoreEndpoints(ctx, entry, uidMap);
     uidMap.set(uidOf(entry.endpoints)!, uidOf(restored.object)!);
     result.restoredEndpoints = true;
     faultPoint("after-endpoints-restore", key);
-    await settleEndpoints(ctx, entry, uidMap);
   }
-  result.relinkedDependents = await relinkDependents(ctx, entry, uidMap);
+  return { prepared, created, result, uidMap };
+}
+
+/** Phase 3: Endpoints settled, dependents re-linked, everything verified; then its journal entry may go. */
+async function finishMove(ctx: Context, swapped: Swapped): Promise<void> {
+  const { entry } = swapped.prepared;
+  const key = serviceKey(entry.namespace, entry.name);
+  const where = journalWhere(ctx, entry);
+  if (entry.endpoints) await settleEndpoints(ctx, entry, swapped.uidMap);
+  swapped.result.relinkedDependents = await relinkDependents(ctx, entry, swapped.uidMap);
   faultPoint("after-dependents-relink", key);
-  const now = await ctx.rest.getOptional(paths.service(entry.namespace, entry.name));
-  if (!now || uidOf(now) !== uidOf(created)) throw new UserError(`Service ${key} was deleted or replaced by someone else right after its re-create; ${where} keeps the original`);
-  await verifyService(ctx, entry, now, where);
+  if (entry.endpoints || entry.dependents.length > 0) {
+    // Something was restored around it: look once more at the whole (the create's answer was verified already).
+    const now = await ctx.rest.getOptional(paths.service(entry.namespace, entry.name));
+    if (!now || uidOf(now) !== uidOf(swapped.created)) throw moveError(`Service ${key} was deleted or replaced by someone else right after its re-create; ${where} keeps the original`);
+    await verifyService(ctx, entry, now, where);
+  }
   if (entry.endpoints) {
     const endpoints = await ctx.rest.getOptional(paths.endpoints(entry.namespace, entry.name));
-    if (!sameEndpoints(endpoints, entry.endpoints)) throw new UserError(`Endpoints ${key} could not be restored as they were; ${where} keeps them`);
+    if (!sameEndpoints(endpoints, entry.endpoints)) throw moveError(`Endpoints ${key} could not be restored as they were; ${where} keeps them`);
   }
   faultPoint("after-verify", key);
-  await removeJournal(ctx, entry);
-  faultPoint("after-journal-remove", key);
-}
-
-async function completeMove(ctx: Context, entry: JournalEntry, created: KubeObject, result: MoveResult): Promise<Completion> {
-  await verifyService(ctx, entry, created, journalWhere(ctx, entry));
-  const { correctedAnnotations, pinnedInLastApplied } = buildRecreateBody(entry.service, entry.fromIP, entry.toIP);
-  result.correctedAnnotations = correctedAnnotations;
-  result.pinnedInLastApplied = pinnedInLastApplied;
-  return { result, tail: finish(ctx, entry, created, result), background: entry.endpoints !== undefined };
-}
-
-async function executeMove(ctx: Context, decision: Exclude<Decision, { kind: "skip" }>, ownedBy: Map<string, JournaledDependent[]>, endpointsOf: Map<string, KubeObject>): Promise<Completion> {
-  const { request } = decision;
-  const key = keyOf(request);
-  const where = journalWhere(ctx, request);
-  let entry: JournalEntry;
-  let live: KubeObject | undefined;
-  let outcome: MoveResult["outcome"];
-  if (decision.kind === "move") {
-    faultPoint("before-journal", key);
-    live = decision.live;
-    const endpoints = endpointsOf.get(key);
-    const found = [uidOf(live), uidOf(endpoints)].flatMap((uid) => (uid ? ownedBy.get(uid) ?? [] : []));
-    // Dependents an interrupted run already detached are only in its journal; its copies are the originals.
-    const dependents = new Map<string, JournaledDependent>();
-    for (const d of [...(decision.previous?.dependents ?? []), ...found]) {
-      const uid = uidOf(d.object)!;
-      if (!dependents.has(uid)) dependents.set(uid, d);
-    }
-    entry = {
-      format: "cidr-migration.io/service-move/v1",
-      kind: "recreate",
-      namespace: request.namespace,
-      name: request.name,
-      fromIP: request.fromIP,
-      toIP: request.toIP,
-      recordedAt: decision.previous?.recordedAt ?? new Date().toISOString(),
-      service: live,
-      ...(endpoints ? { endpoints } : {}),
-      dependents: [...dependents.values()],
-      ...(request.vacate ? { vacate: { ...request.vacate } } : {}),
-    };
-    await writeJournal(ctx, entry, decision.journalVersion);
-    faultPoint("after-journal", key);
-    await detachDependents(ctx, entry.dependents, new Set([uidOf(live), uidOf(endpoints)].filter((u): u is string => !!u)));
-    faultPoint("after-detach-dependents", key);
-    outcome = "moved";
-  } else {
-    entry = decision.entry;
-    live = decision.live;
-    outcome = "completed-from-journal";
-  }
-  const result: MoveResult = { namespace: request.namespace, name: request.name, outcome, fromIP: entry.fromIP, ip: entry.toIP };
-  if (live && uidOf(live) !== uidOf(entry.service)) {
-    // An interrupted run had already created it.
-    return completeMove(ctx, entry, live, result);
-  }
-  const swapped = await swapIn(ctx, entry, live, where);
-  result.gapMillis = round(swapped.gapMillis);
-  result.createAttempts = swapped.attempts;
-  faultPoint("after-create", key);
-  ctx.options.log?.(`Service ${key}: ${entry.fromIP} -> ${entry.toIP} (gap ${result.gapMillis} ms)`);
-  return completeMove(ctx, entry, swapped.created, result);
 }
 
 // ---------------------------------------------------------------- default/kubernetes
@@ -510,7 +638,7 @@ async function moveKubernetesService(ctx: Context, view: ClusterView, request: K
   const key = keyOf(ref);
   const where = journalWhere(ctx, ref);
   const live = view.services.get(key);
-  const journal = view.journals.get(key)?.entry;
+  const journal = view.journals.get(key);
   if (live && clusterIpsOf(live).includes(request.toIP) && !journal) return { outcome: "already-moved", ip: request.toIP };
 
   let entry = journal;
@@ -520,11 +648,11 @@ async function moveKubernetesService(ctx: Context, view: ClusterView, request: K
       format: "cidr-migration.io/service-move/v1", kind: "apiserver-recreates", namespace: "default", name: "kubernetes",
       fromIP: request.fromIP, toIP: request.toIP, recordedAt: journal?.recordedAt ?? new Date().toISOString(), service: live, dependents: [],
     };
-    await writeJournal(ctx, entry, view.journals.get(key)?.resourceVersion);
+    await writeJournal(ctx, entry);
     await deleteService(ctx, ref, uidOf(live), where);
     faultPoint("after-kubernetes-delete", key);
   } else if (live && !clusterIpsOf(live).includes(request.toIP) && !live.metadata?.deletionTimestamp) {
-    throw new UserError(`Service ${key} holds ${clusterIpsOf(live).join(", ")}, expected ${request.fromIP} or ${request.toIP}; is kube-apiserver on the new --service-cluster-ip-range? Nothing was changed`);
+    throw moveError(`Service ${key} holds ${clusterIpsOf(live).join(", ")}, expected ${request.fromIP} or ${request.toIP}; is kube-apiserver on the new --service-cluster-ip-range? Nothing was changed`);
   }
   const deleted = nowMs();
   const oldUid = uidOf(entry?.service ?? live);
@@ -534,13 +662,13 @@ async function moveKubernetesService(ctx: Context, view: ClusterView, request: K
     recreated = await ctx.rest.getOptional(paths.service("default", "kubernetes"));
     if (recreated && uidOf(recreated) !== oldUid) break;
     if (nowMs() > deadline) {
-      throw new UserError(`kube-apiserver did not re-create Service ${key} within ${Math.round(ctx.options.kubernetesServiceTimeoutMs / 1000)} s of its delete; check that kube-apiserver runs (its bootstrap controller re-creates it every 10 s)${entry ? `; ${where} keeps the original's labels and annotations` : ""}`);
+      throw moveError(`kube-apiserver did not re-create Service ${key} within ${Math.round(ctx.options.kubernetesServiceTimeoutMs / 1000)} s of its delete; check that kube-apiserver runs (its bootstrap controller re-creates it every 10 s)${entry ? `; ${where} keeps the original's labels and annotations` : ""}`);
     }
     await sleep(POLL_MS);
   }
   if (live && uidOf(live) === oldUid) gapMillis = round(nowMs() - deleted);
   if (!clusterIpsOf(recreated).includes(request.toIP)) {
-    throw new UserError(`kube-apiserver re-created Service ${key} at ${clusterIpsOf(recreated).join(", ")}, not at the new range's first IP ${request.toIP}; its --service-cluster-ip-range is not the new range yet`);
+    throw moveError(`kube-apiserver re-created Service ${key} at ${clusterIpsOf(recreated).join(", ")}, not at the new range's first IP ${request.toIP}; its --service-cluster-ip-range is not the new range yet`);
   }
   if (entry) {
     // The apiserver writes only its own labels; the user's labels and annotations come back from the journal.
@@ -550,9 +678,9 @@ async function moveKubernetesService(ctx: Context, view: ClusterView, request: K
     const labels = missing(meta.labels, recreated.metadata?.labels);
     const annotations = missing(meta.annotations, recreated.metadata?.annotations);
     if (Object.keys(labels).length + Object.keys(annotations).length > 0) {
-      await ctx.rest.mergePatch(paths.service("default", "kubernetes"), { metadata: { labels, annotations } });
+      await retrying(() => ctx.rest.mergePatch(paths.service("default", "kubernetes"), { metadata: { labels, annotations } }));
     }
-    await removeJournal(ctx, ref);
+    await ctx.journal.remove([key]);
   }
   ctx.options.log?.(`Service ${key}: re-created by kube-apiserver at ${request.toIP}${gapMillis !== undefined ? ` (gap ${gapMillis} ms)` : ""}`);
   return { outcome: gapMillis !== undefined ? "moved" : "completed-from-journal", ip: request.toIP, ...(gapMillis !== undefined ? { gapMillis } : {}) };
@@ -565,13 +693,21 @@ async function ensureStandIn(ctx: Context, view: ClusterView, request: StandInRe
   const existing = view.services.get(key);
   if (existing) {
     if (clusterIpsOf(existing).includes(request.ip)) return { outcome: "present" };
-    throw new UserError(`Service ${key} exists at ${clusterIpsOf(existing).join(", ")}, but the stand-in for ${keyOf(request.of)} must be at ${request.ip}; delete it or choose another stand-in name`);
+    throw moveError(`Service ${key} exists at ${clusterIpsOf(existing).join(", ")}, but the stand-in for ${keyOf(request.of)} must be at ${request.ip}; delete it or choose another stand-in name`);
   }
   const holder = view.ipHolders.get(request.ip);
-  if (holder) throw new UserError(`the stand-in for ${keyOf(request.of)} needs ${request.ip}, which Service ${holder} holds; nothing was changed`);
+  if (holder) throw moveError(`the stand-in for ${keyOf(request.of)} needs ${request.ip}, which Service ${holder} holds; nothing was changed`);
   const source = view.services.get(keyOf(request.of));
-  if (!source) throw new UserError(`Service ${keyOf(request.of)} does not exist, so no stand-in can copy its selector and ports; check cidr-migration:dns`);
-  await ctx.rest.create(paths.services(request.namespace), buildStandInBody(source, request));
+  if (!source) throw moveError(`Service ${keyOf(request.of)} does not exist, so no stand-in can copy its selector and ports; check cidr-migration:dns`);
+  await retrying(async () => {
+    try {
+      await ctx.rest.create(paths.services(request.namespace), buildStandInBody(source, request));
+    } catch (err) {
+      // a create whose answer was lost: it is there at its IP
+      const now = isStatus(err, 409) ? await ctx.rest.getOptional(paths.service(request.namespace, request.name)) : undefined;
+      if (!now || !clusterIpsOf(now).includes(request.ip)) throw err;
+    }
+  });
   faultPoint("after-stand-in-create", key);
   return { outcome: "created" };
 }
@@ -588,21 +724,20 @@ function adoptedJournals(view: ClusterView, moveSpec: ServiceMoveSpec, adopt: bo
   if (!adopt) return [];
   const requested = new Set(moveSpec.moves.map(keyOf));
   return [...view.journals.values()]
-    .map(({ entry }) => entry)
     .filter((entry) => entry.kind === "recreate" && !entry.vacate && !requested.has(serviceKey(entry.namespace, entry.name)))
     .map((entry) => ({ namespace: entry.namespace, name: entry.name, fromIP: entry.fromIP, toIP: entry.toIP, type: spec(entry.service).type as string | undefined }));
 }
 
 function adoptedKubernetesJournal(view: ClusterView, adopt: boolean): KubernetesServiceRequest | undefined {
-  const entry = view.journals.get("default/kubernetes")?.entry;
+  const entry = view.journals.get("default/kubernetes");
   return adopt && entry?.kind === "apiserver-recreates" ? { fromIP: entry.fromIP, toIP: entry.toIP } : undefined;
 }
 
 export async function runServiceMoves(kc: KubeConfig, moveSpec: ServiceMoveSpec, options: MoverOptions): Promise<MoveReport> {
-  const started = nowMs();
+  const started0 = nowMs();
   const invalid = validateSpec(moveSpec);
-  if (invalid.length > 0) throw new UserError(invalid.join("\n"));
-  const rest = await kubeRest(kc, { maxSockets: Math.max(8, options.parallelism * 2) });
+  if (invalid.length > 0) throw moveError(invalid.join("\n"));
+  const rest = await kubeRest(kc, { maxSockets: Math.max(WIDE_LANES, options.parallelism) + 8 });
   const ctx: Context = {
     rest,
     options: {
@@ -611,24 +746,27 @@ export async function runServiceMoves(kc: KubeConfig, moveSpec: ServiceMoveSpec,
       journalNamespace: options.journalNamespace ?? DEFAULT_JOURNAL_NAMESPACE,
       deleteTimeoutMs: options.deleteTimeoutMs ?? 120_000,
       kubernetesServiceTimeoutMs: options.kubernetesServiceTimeoutMs ?? 60_000,
+      allocationLeakTimeoutMs: options.allocationLeakTimeoutMs ?? 12 * 60_000,
       endpointsSettleMs: options.endpointsSettleMs ?? 1500,
       serviceCidr: options.serviceCidr,
       log: options.log,
     },
     journalNamespace: options.journalNamespace ?? DEFAULT_JOURNAL_NAMESPACE,
+    journal: undefined as unknown as JournalStore,
     warnings: [],
   };
   try {
     let view: ClusterView;
     try {
+      ctx.journal = await loadJournal(rest, ctx.journalNamespace);
       view = await readCluster(ctx);
     } catch (err) {
-      throw new UserError(failureLine(err, rest.server, "reading Services and journals"));
+      throw moveError(failureLine(err, rest.server, "reading Services and journals"));
     }
     const problems: string[] = [];
     const requests = [...moveSpec.moves, ...adoptedJournals(view, moveSpec, options.adoptJournals === true)];
     const decisions = requests.map((m) => decide(ctx, view, m, problems)).filter((d): d is Decision => d !== undefined);
-    if (problems.length > 0) throw new UserError(problems.join("\n"));
+    if (problems.length > 0) throw moveError(problems.join("\n"));
 
     const report: MoveReport = { results: [], standIns: [], warnings: ctx.warnings, totalMillis: 0 };
     for (const standIn of moveSpec.standIns ?? []) {
@@ -655,7 +793,8 @@ export async function runServiceMoves(kc: KubeConfig, moveSpec: ServiceMoveSpec,
     }
 
     const failures: string[] = [];
-    const tails: Promise<void>[] = [];
+    const fail = (key: string) => (err: unknown) => { failures.push(failureLine(err, rest.server, `moving Service ${key}`)); };
+    const stopped = () => failures.length > 0;
     const kubernetesRequest = moveSpec.kubernetesService ?? adoptedKubernetesJournal(view, options.adoptJournals === true);
     const kubernetes = kubernetesRequest
       ? moveKubernetesService(ctx, view, kubernetesRequest).catch((err) => {
@@ -665,29 +804,83 @@ export async function runServiceMoves(kc: KubeConfig, moveSpec: ServiceMoveSpec,
       : Promise.resolve(undefined);
     for (const d of decisions) if (d.kind === "skip") report.results.push(d.result);
     const work = decisions.filter((d): d is Exclude<Decision, { kind: "skip" }> => d.kind !== "skip");
-    let startedMoves = 0;
-    await inLanes(work, ctx.options.parallelism, async (d) => {
-      const key = keyOf(d.request);
-      startedMoves++;
-      const fail = (err: unknown) => { failures.push(failureLine(err, rest.server, `moving Service ${key}`)); };
-      try {
-        const completion = await executeMove(ctx, d, ownedBy, endpointsOf);
-        report.results.push(completion.result);
-        // Only the Endpoints settle waits outside the lane: it is idle time, not API work.
-        if (completion.background) tails.push(completion.tail.catch(fail));
-        else await completion.tail;
-      } catch (err) {
-        fail(err);
-      }
-    }, () => failures.length > 0);
-    await Promise.all(tails);
-    report.kubernetesService = await kubernetes;
+    // Bookkeeping (journal writes and removals) runs wider than the moves: it deletes nothing.
+    const wide = Math.max(ctx.options.parallelism, WIDE_LANES);
+
+    // 1. Journal every move, in packs, before the first delete; then detach their dependents.
+    const journalStart = nowMs();
+    const prepared: Prepared[] = [];
+    const fresh = work.filter((d): d is Extract<Decision, { kind: "move" }> => d.kind === "move");
+    try {
+      const entries = fresh.map((d) => journalEntryFor(d, ownedBy, endpointsOf));
+      for (const d of fresh) faultPoint("before-journal", keyOf(d.request));
+      await ctx.journal.writeAll(entries);
+      for (const d of fresh) faultPoint("after-journal", keyOf(d.request));
+      await inLanes(fresh.map((d, i) => ({ d, entry: entries[i] })), wide, async ({ d, entry }) => {
+        try {
+          prepared.push(await detachMove(ctx, d.request, entry));
+        } catch (err) {
+          fail(keyOf(d.request))(err);
+        }
+      }, stopped);
+    } catch (err) {
+      failures.push(failureLine(err, rest.server, "journaling the Service moves"));
+    }
+    for (const d of work) if (d.kind === "resume") prepared.push({ request: d.request, entry: d.entry, live: d.live, outcome: "completed-from-journal" });
     if (failures.length > 0) {
-      const notStarted = work.length - startedMoves;
-      throw new UserError([...failures, ...(notStarted > 0 ? [`${notStarted} other Service move(s) were not started; run again once the above is fixed`] : [])].join("\n"));
+      const undone = await Promise.all(fresh.map((d) => {
+        const entry = ctx.journal.entries.get(keyOf(d.request));
+        return entry ? abandon(ctx, { request: d.request, entry, live: d.live, outcome: "moved" }).catch((err) => { fail(keyOf(d.request))(err); return false; }) : false;
+      }));
+      await ctx.journal.remove(fresh.filter((_, i) => undone[i]).map((d) => keyOf(d.request))).catch((err) => { failures.push(failureLine(err, rest.server, "removing journal entries")); });
+      await kubernetes;
+      throw moveError([...failures, "no Service was deleted; run again once the above is fixed"].join("\n"));
+    }
+
+    // 2. The swaps, `parallelism` at a time and nothing else in flight but the Endpoints settles. Selector-less
+    // Services go first: their settle then overlaps the other swaps.
+    prepared.sort((a, b) => Number(a.entry.endpoints === undefined) - Number(b.entry.endpoints === undefined));
+    const swapStart = nowMs();
+    const swapped: Swapped[] = [];
+    const settling: Promise<void>[] = [];
+    const started = new Set<Prepared>();
+    const finished: string[] = [];
+    const finish = (s: Swapped) => finishMove(ctx, s).then(() => { finished.push(keyOf(s.prepared.request)); }, fail(keyOf(s.prepared.request)));
+    await inLanes(prepared, ctx.options.parallelism, async (p) => {
+      started.add(p);
+      try {
+        const s = await swapMove(ctx, p);
+        report.results.push(s.result);
+        // the settle is mostly waiting: it starts at once and holds no lane
+        if (p.entry.endpoints) settling.push(finish(s));
+        else swapped.push(s);
+      } catch (err) {
+        fail(keyOf(p.request))(err);
+      }
+    }, stopped);
+
+    // 3. Bookkeeping: re-link, verify; undo phase 1 for moves never started; then the journal entries go, one
+    // write per journal Secret.
+    const finishStart = nowMs();
+    await inLanes(swapped, wide, finish, () => false);
+    await Promise.all(settling);
+    const notStarted = prepared.filter((p) => !started.has(p));
+    const undone = await Promise.all(notStarted.map((p) => abandon(ctx, p).catch((err) => { fail(keyOf(p.request))(err); return false; })));
+    const removable = [...finished, ...notStarted.filter((_, i) => undone[i]).map((p) => keyOf(p.request))];
+    await ctx.journal.remove(removable).catch((err) => { failures.push(failureLine(err, rest.server, "removing journal entries of finished moves")); });
+    for (const key of finished) faultPoint("after-journal-remove", key);
+    report.kubernetesService = await kubernetes;
+    report.timings = {
+      preflightMillis: round(journalStart - started0),
+      journalMillis: round(swapStart - journalStart),
+      swapMillis: round(finishStart - swapStart),
+      finishMillis: round(nowMs() - finishStart),
+    };
+    if (failures.length > 0) {
+      throw moveError([...failures, ...(notStarted.length > 0 ? [`${notStarted.length} other Service move(s) were not started (nothing of them changed); run again once the above is fixed`] : [])].join("\n"));
     }
     report.results.sort((a, b) => keyOf(a).localeCompare(keyOf(b)));
-    report.totalMillis = round(nowMs() - started);
+    report.totalMillis = round(nowMs() - started0);
     return report;
   } finally {
     rest.close();

@@ -4,8 +4,8 @@ import { KubeObject } from "./kubeRest";
 /**
  * The journal of a Service move: the original objects, written durably before anything is deleted.
  *
- * Where: one Secret per moving Service in the cluster itself (default namespace kube-system), not a file on the
- * machine running `pulumi up`. The apiserver answers a create only after etcd has committed it (a quorum,
+ * Where: Secrets in the cluster itself (default namespace kube-system), not a file on the machine running
+ * `pulumi up`. The apiserver answers a create only after etcd has committed it (a quorum,
  * fsynced), so the entry outlives this process and this machine: a re-run from a CI runner or a colleague's
  * laptop finds it. A Secret rather than a ConfigMap because the journal holds whole objects that depend on the
  * Service, of any kind; it must not widen who can read them.
@@ -15,19 +15,19 @@ import { KubeObject } from "./kubeRest";
  * delete them), the planned IP, and for the DNS swap the stand-in Service to remove just before the create.
  * The entry is removed only after the re-created Service and everything restored were verified.
  *
- * Names are a hash of namespace/name (a Secret name is at most 253 characters, a Service key can be longer);
- * the key itself is in an annotation and in the entry.
+ * Entries are packed several to a Secret (see packJournal); each is under a data key hashed from namespace/name
+ * (a data key is at most 253 characters, a Service key can be longer), and names its Service itself.
  */
 
 export const JOURNAL_FORMAT = "cidr-migration.io/service-move/v1";
 export const JOURNAL_LABEL = "cidr-migration.io/journal";
 export const JOURNAL_LABEL_VALUE = "service-move";
-export const JOURNAL_SERVICE_ANNOTATION = "cidr-migration.io/service";
 export const JOURNAL_SECRET_TYPE = "cidr-migration.io/journal";
-export const JOURNAL_DATA_KEY = "entry.json";
 export const DEFAULT_JOURNAL_NAMESPACE = "kube-system";
-/** A Secret holds at most 1 MiB; leave room for metadata. */
-const MAX_ENTRY_BYTES = 900 * 1024;
+/** A Secret holds at most 1 MiB of data, base64-encoded here: about 760 KiB of JSON, less some room for metadata. */
+const MAX_ENTRY_BYTES = 700 * 1024;
+const MAX_SECRET_BYTES = 700 * 1024;
+const MAX_ENTRIES_PER_SECRET = 100;
 
 export type MoveKind = "recreate" | "apiserver-recreates";
 
@@ -64,41 +64,85 @@ export function journalName(namespace: string, name: string): string {
   return `cidr-migration-svc-${createHash("sha256").update(serviceKey(namespace, name)).digest("hex").slice(0, 24)}`;
 }
 
-export function journalSecret(entry: JournalEntry, journalNamespace: string, resourceVersion?: string): KubeObject {
+/** The data key of a Service's entry inside a journal Secret. */
+export function entryDataKey(namespace: string, name: string): string {
+  return `${journalName(namespace, name)}.json`;
+}
+
+function encodedSize(entry: JournalEntry): { json: string; bytes: number } {
   const json = JSON.stringify(entry);
   const bytes = Buffer.byteLength(json);
   if (bytes > MAX_ENTRY_BYTES) {
     throw new Error(`Service ${serviceKey(entry.namespace, entry.name)}: its journal entry would be ${bytes} bytes, more than a Secret can hold; nothing was changed. Move it by hand, or remove large annotations first`);
   }
+  return { json, bytes };
+}
+
+/**
+ * Packs entries into as few Secrets as fit (at most MAX_SECRET_BYTES of JSON and MAX_ENTRIES_PER_SECRET entries
+ * each): 500 moves are journaled with a handful of writes instead of 500, which is most of a run's API load
+ * besides the moves themselves. Names are `cidr-migration-journal-<token>-<n>`; the token is per run.
+ */
+export function packJournal(entries: JournalEntry[], journalNamespace: string, token: string): KubeObject[] {
+  const secrets: KubeObject[] = [];
+  let data: Record<string, string> = {};
+  let bytes = 0;
+  const flush = () => {
+    if (Object.keys(data).length === 0) return;
+    secrets.push(journalSecret(`cidr-migration-journal-${token}-${secrets.length}`, journalNamespace, data));
+    data = {};
+    bytes = 0;
+  };
+  for (const entry of entries) {
+    const encoded = encodedSize(entry);
+    if (bytes + encoded.bytes > MAX_SECRET_BYTES || Object.keys(data).length >= MAX_ENTRIES_PER_SECRET) flush();
+    data[entryDataKey(entry.namespace, entry.name)] = Buffer.from(encoded.json).toString("base64");
+    bytes += encoded.bytes;
+  }
+  flush();
+  return secrets;
+}
+
+export function journalSecret(name: string, journalNamespace: string, data: Record<string, string>): KubeObject {
   return {
     apiVersion: "v1",
     kind: "Secret",
     type: JOURNAL_SECRET_TYPE,
     metadata: {
-      name: journalName(entry.namespace, entry.name),
+      name,
       namespace: journalNamespace,
-      ...(resourceVersion ? { resourceVersion } : {}),
       labels: { [JOURNAL_LABEL]: JOURNAL_LABEL_VALUE, "app.kubernetes.io/managed-by": "cidr-migration" },
-      annotations: { [JOURNAL_SERVICE_ANNOTATION]: serviceKey(entry.namespace, entry.name) },
     },
-    data: { [JOURNAL_DATA_KEY]: Buffer.from(json).toString("base64") },
+    data,
   };
 }
 
-/** Reads an entry back; a Secret that is not one of ours, or of another format version, is an error. */
-export function entryFromSecret(secret: KubeObject): JournalEntry {
+/** The same Secret with `entries` written into it and the entries under `removeKeys` taken out. */
+export function withEntries(secret: KubeObject, entries: JournalEntry[], removeKeys: string[] = []): KubeObject {
+  const data: Record<string, string> = { ...((secret.data ?? {}) as Record<string, string>) };
+  for (const key of removeKeys) delete data[key];
+  for (const entry of entries) data[entryDataKey(entry.namespace, entry.name)] = Buffer.from(encodedSize(entry).json).toString("base64");
+  return { ...secret, data };
+}
+
+/** Reads a journal Secret's entries; a Secret that is not one of ours, or of another format version, is an error. */
+export function entriesFromSecret(secret: KubeObject): JournalEntry[] {
   const where = `journal Secret ${secret.metadata?.namespace}/${secret.metadata?.name}`;
   const data = (secret.data ?? {}) as Record<string, string>;
-  const encoded = data[JOURNAL_DATA_KEY];
-  if (typeof encoded !== "string") throw new Error(`${where} has no ${JOURNAL_DATA_KEY}; it was not written by cidr-migration, leave it and check by hand`);
-  let entry: JournalEntry;
-  try {
-    entry = JSON.parse(Buffer.from(encoded, "base64").toString("utf8")) as JournalEntry;
-  } catch {
-    throw new Error(`${where}: ${JOURNAL_DATA_KEY} is not JSON; it holds the original Service, recover it by hand`);
+  const keys = Object.keys(data);
+  if (keys.length === 0 || keys.some((k) => !k.endsWith(".json"))) {
+    throw new Error(`${where} is labelled ${JOURNAL_LABEL}=${JOURNAL_LABEL_VALUE} but holds no journal entries; it was not written by cidr-migration: remove the label or the Secret`);
   }
-  if (entry.format !== JOURNAL_FORMAT) {
-    throw new Error(`${where} has format ${JSON.stringify(entry.format)}, this cidr-migration reads ${JOURNAL_FORMAT}; finish it with the version that wrote it`);
-  }
-  return entry;
+  return keys.map((key) => {
+    let entry: JournalEntry;
+    try {
+      entry = JSON.parse(Buffer.from(data[key], "base64").toString("utf8")) as JournalEntry;
+    } catch {
+      throw new Error(`${where}: ${key} is not JSON; it holds an original Service, recover it by hand`);
+    }
+    if (entry.format !== JOURNAL_FORMAT) {
+      throw new Error(`${where} has format ${JSON.stringify(entry.format)}, this cidr-migration reads ${JOURNAL_FORMAT}; finish it with the version that wrote it`);
+    }
+    return entry;
+  });
 }

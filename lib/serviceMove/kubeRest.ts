@@ -45,22 +45,62 @@ export interface KubeList {
   metadata?: { resourceVersion?: string; continue?: string };
 }
 
-/** An apiserver answer other than 2xx, with the Status object's reason and message. */
-export class KubeApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly reason: string,
-    readonly apiMessage: string,
-    readonly method: string,
-    readonly path: string,
-  ) {
-    super(`${method} ${path}: HTTP ${status} ${reason}: ${apiMessage}`);
-    this.name = "KubeApiError";
-  }
+/**
+ * An apiserver answer other than 2xx, with the Status object's reason and message. A plain Error with extra
+ * fields, not a subclass: the SDK serializes the provider's code by value and turns classes into ES5 functions,
+ * and an ES5 "subclass" of Error loses its message and its instanceof.
+ */
+export interface KubeApiError extends Error {
+  name: "KubeApiError";
+  status: number;
+  reason: string;
+  apiMessage: string;
+  method: string;
+  path: string;
+}
+
+export function kubeApiError(status: number, reason: string, apiMessage: string, method: string, path: string): KubeApiError {
+  const err = new Error(`${method} ${path}: HTTP ${status} ${reason}: ${apiMessage}`) as KubeApiError;
+  return Object.assign(err, { name: "KubeApiError" as const, status, reason, apiMessage, method, path });
+}
+
+export function isKubeApiError(err: unknown): err is KubeApiError {
+  return err instanceof Error && err.name === "KubeApiError" && typeof (err as KubeApiError).status === "number";
 }
 
 export function isStatus(err: unknown, status: number): boolean {
-  return err instanceof KubeApiError && err.status === status;
+  return isKubeApiError(err) && err.status === status;
+}
+
+const NETWORK_ERRORS = ["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "EHOSTUNREACH", "EAI_AGAIN", "ENOTFOUND", "REQUEST_TIMEOUT"];
+
+/**
+ * An answer worth trying again: the connection failed, the apiserver is overloaded (429) or failing (5xx), or it
+ * rejected a write only because its etcd connection blipped (seen on the test bed as a 422 whose message carries
+ * "rpc error: code = Unavailable desc = transport is closing").
+ */
+export function isTransient(err: unknown): boolean {
+  if (isKubeApiError(err)) {
+    if (err.status === 429 || err.status >= 500) return true;
+    return err.status === 422 && /rpc error: code = (Unavailable|DeadlineExceeded)|etcdserver: /.test(err.apiMessage);
+  }
+  const code = (err as { code?: unknown })?.code;
+  return typeof code === "string" && NETWORK_ERRORS.includes(code);
+}
+
+/**
+ * Runs a step that first reads and then writes what it needs, again after a transient failure: each attempt
+ * starts from what the cluster holds, so repeating one is safe.
+ */
+export async function retryTransient<T>(step: () => Promise<T>, attempts = 5): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await step();
+    } catch (err) {
+      if (!isTransient(err) || attempt >= attempts) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+    }
+  }
 }
 
 export interface KubeRest {
@@ -84,6 +124,7 @@ export interface KubeRest {
 }
 
 const REQUEST_TIMEOUT_MS = 30_000;
+const READ_ATTEMPTS = 4;
 const METADATA_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json";
 
 interface Connection {
@@ -153,14 +194,26 @@ export async function kubeRest(kc: KubeConfig, opts: { maxSockets?: number } = {
           const parsed = parseBody(Buffer.concat(chunks).toString("utf8")) as Record<string, unknown>;
           const status = res.statusCode ?? 0;
           if (status >= 200 && status < 300) resolve(parsed);
-          else reject(new KubeApiError(status, String(parsed.reason ?? res.statusMessage ?? ""), String(parsed.message ?? ""), method, path));
+          else reject(kubeApiError(status, String(parsed.reason ?? res.statusMessage ?? ""), String(parsed.message ?? ""), method, path));
         });
       });
-      req.on("timeout", () => req.destroy(new Error(`${method} ${path}: no answer within ${REQUEST_TIMEOUT_MS} ms`)));
+      req.on("timeout", () => req.destroy(Object.assign(new Error(`${method} ${path}: no answer within ${REQUEST_TIMEOUT_MS} ms`), { code: "REQUEST_TIMEOUT" })));
       req.on("error", reject);
       if (payload) req.write(payload);
       req.end();
     });
+  }
+
+  /** Reads are idempotent: a transient failure is retried a few times before it counts. */
+  async function read<T>(attempt: () => Promise<T>): Promise<T> {
+    for (let tries = 1; ; tries++) {
+      try {
+        return await attempt();
+      } catch (err) {
+        if (!isTransient(err) || tries >= READ_ATTEMPTS) throw err;
+        await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** tries));
+      }
+    }
   }
 
   async function listPages(path: string, query: Record<string, string>, accept: string): Promise<KubeObject[]> {
@@ -168,7 +221,7 @@ export async function kubeRest(kc: KubeConfig, opts: { maxSockets?: number } = {
     let cont: string | undefined;
     do {
       const params = new URLSearchParams({ ...query, limit: "500", ...(cont ? { continue: cont } : {}) });
-      const page = (await request("GET", `${path}?${params.toString()}`, undefined, undefined, accept)) as KubeList;
+      const page = (await read(() => request("GET", `${path}?${params.toString()}`, undefined, undefined, accept))) as KubeList;
       items.push(...(page.items ?? []));
       cont = page.metadata?.continue || undefined;
     } while (cont);
@@ -177,10 +230,10 @@ export async function kubeRest(kc: KubeConfig, opts: { maxSockets?: number } = {
 
   return {
     server: conn.base.origin,
-    get: (path) => request("GET", path) as Promise<KubeObject>,
+    get: (path) => read(() => request("GET", path) as Promise<KubeObject>),
     async getOptional(path) {
       try {
-        return await (request("GET", path) as Promise<KubeObject>);
+        return await read(() => request("GET", path) as Promise<KubeObject>);
       } catch (err) {
         if (isStatus(err, 404)) return undefined;
         throw err;

@@ -49,6 +49,12 @@ export interface MoverOptions {
   journalNamespace?: string;
   /** How long an old object may linger (finalizers) before the move gives up, keeping its journal (default 120 s). */
   deleteTimeoutMs?: number;
+  /**
+   * How long a create keeps trying when the old object is gone but kube-apiserver still holds one of its
+   * allocations (a v1.20 leak for Services deleted with a finalizer, freed by its repair loop within ~10 min).
+   * Default 12 min.
+   */
+  allocationLeakTimeoutMs?: number;
   /** How long the apiserver gets to re-create default/kubernetes (default 60 s; its loop runs every 10 s). */
   kubernetesServiceTimeoutMs?: number;
   /** How long restored hand-made Endpoints are watched for a late delete by the endpoints controller (default 1500 ms). */
@@ -107,4 +113,6 @@ export interface MoveReport {
   standIns: Array<ServiceRef & { ip: string; outcome: "created" | "present" }>;
   warnings: string[];
   totalMillis: number;
+  /** Where the time went: reading the cluster, journaling, the swaps, the bookkeeping after them. */
+  timings?: { preflightMillis: number; journalMillis: number; swapMillis: number; finishMillis: number };
 }

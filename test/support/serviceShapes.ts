@@ -294,7 +294,7 @@ export const LB_CLEANUP_FINALIZER = "service.kubernetes.io/load-balancer-cleanup
  * the load-balancer cleanup finalizer is being deleted, it "releases the load balancer" after `delayMs` and
  * removes the finalizer. Returns a stop function.
  */
-export function simulateCloudServiceController(rest: KubeRest, delayMs = 150): () => Promise<void> {
+export function simulateCloudServiceController(rest: KubeRest, delayMs = 250): () => Promise<void> {
   let running = true;
   const loop = (async () => {
     while (running) {

@@ -9,7 +9,7 @@ import {
 import { collectionPath } from "../../lib/serviceMove/dependentsScan";
 import { FAULT_ENV, FAULT_POINTS } from "../../lib/serviceMove/faultHook";
 import {
-  entryFromSecret, JOURNAL_FORMAT, JOURNAL_LABEL, JournalEntry, journalName, journalSecret,
+  entriesFromSecret, entryDataKey, JOURNAL_FORMAT, JOURNAL_LABEL, JournalEntry, journalName, packJournal, withEntries,
 } from "../../lib/serviceMove/journal";
 import { KubeObject, OwnerReference } from "../../lib/serviceMove/kubeRest";
 import { serviceMovesFromPlan, standInName } from "../../lib/serviceMove/planMoves";
@@ -28,36 +28,56 @@ function entry(overrides: Partial<JournalEntry> = {}): JournalEntry {
 }
 
 describe("serviceMove: journal format", () => {
-  it("round-trips an entry through its Secret, unicode included", () => {
+  it("round-trips entries through packed Secrets, unicode included", () => {
     const original = entry({ endpoints: { kind: "Endpoints", metadata: { name: "cart", uid: "e-1" }, subsets: [{ addresses: [{ ip: "192.168.0.1" }] }] } });
-    const secret = journalSecret(original, "kube-system");
+    const [secret, ...more] = packJournal([original, entry({ name: "till" })], "kube-system", "ab12cd34");
+    assert.deepEqual(more, []);
     assert.equal(secret.kind, "Secret");
+    assert.equal(secret.metadata?.name, "cidr-migration-journal-ab12cd34-0");
     assert.equal(secret.metadata?.namespace, "kube-system");
     assert.equal(secret.metadata?.labels?.[JOURNAL_LABEL], "service-move");
-    assert.equal(secret.metadata?.annotations?.["cidr-migration.io/service"], "shop/cart");
-    assert.deepEqual(entryFromSecret(secret), original);
+    assert.deepEqual(Object.keys(secret.data as object).sort(), [entryDataKey("shop", "cart"), entryDataKey("shop", "till")].sort());
+    assert.deepEqual(entriesFromSecret(secret).sort((a, b) => a.name.localeCompare(b.name)), [original, entry({ name: "till" })]);
   });
 
-  it("names are stable, distinct per Service, valid Secret names even for the longest Service keys", () => {
+  it("packs by size and count: 500 small entries take a handful of Secrets, one large entry gets its own", () => {
+    const many = Array.from({ length: 500 }, (_, i) => entry({ name: `svc-${i}` }));
+    const packed = packJournal(many, "kube-system", "t");
+    assert.equal(packed.length, 5);
+    assert.equal(packed.flatMap(entriesFromSecret).length, 500);
+    const large = entry({ name: "big" });
+    large.service.metadata!.annotations = { big: "x".repeat(400 * 1024) };
+    const mixed = packJournal([large, entry({ name: "a" }), { ...large, name: "big2" }], "kube-system", "t");
+    assert.deepEqual(mixed.map((s) => entriesFromSecret(s).map((e) => e.name)), [["big", "a"], ["big2"]]);
+  });
+
+  it("withEntries rewrites and removes single entries of a pack", () => {
+    const [secret] = packJournal([entry(), entry({ name: "till" })], "kube-system", "t");
+    const updated = withEntries(secret, [entry({ toIP: "10.100.9.9" })], [entryDataKey("shop", "till")]);
+    assert.deepEqual(entriesFromSecret(updated).map((e) => [e.name, e.toIP]), [["cart", "10.100.9.9"]]);
+    assert.deepEqual(Object.keys(withEntries(secret, [], [entryDataKey("shop", "cart"), entryDataKey("shop", "till")]).data as object), []);
+  });
+
+  it("data keys are stable, distinct per Service, valid even for the longest Service keys", () => {
     assert.equal(journalName("shop", "cart"), journalName("shop", "cart"));
     assert.notEqual(journalName("shop", "cart"), journalName("shop", "carts"));
     assert.notEqual(journalName("a-b", "c"), journalName("a", "b-c"));
-    const long = journalName("n".repeat(63), "s".repeat(63));
-    assert.match(long, /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/);
-    assert.ok(long.length <= 63);
+    const long = entryDataKey("n".repeat(63), "s".repeat(63));
+    assert.match(long, /^[-._a-zA-Z0-9]+$/);
+    assert.ok(long.length <= 253);
   });
 
-  it("refuses a Secret that is not a journal entry, or of another format version, with a line naming it", () => {
-    assert.throws(() => entryFromSecret({ metadata: { namespace: "kube-system", name: "x" }, data: {} }), /journal Secret kube-system\/x has no entry\.json/);
-    assert.throws(() => entryFromSecret({ metadata: { namespace: "kube-system", name: "x" }, data: { "entry.json": Buffer.from("{").toString("base64") } }), /kube-system\/x: entry\.json is not JSON/);
-    const other = journalSecret({ ...entry(), format: "cidr-migration.io/service-move/v0" as typeof JOURNAL_FORMAT }, "kube-system");
-    assert.throws(() => entryFromSecret(other), /has format "cidr-migration\.io\/service-move\/v0", this cidr-migration reads cidr-migration\.io\/service-move\/v1/);
+  it("refuses a Secret that is not a journal, or of another format version, with a line naming it", () => {
+    assert.throws(() => entriesFromSecret({ metadata: { namespace: "kube-system", name: "x" }, data: {} }), /journal Secret kube-system\/x is labelled cidr-migration\.io\/journal=service-move but holds no journal entries/);
+    assert.throws(() => entriesFromSecret({ metadata: { namespace: "kube-system", name: "x" }, data: { "a.json": Buffer.from("{").toString("base64") } }), /kube-system\/x: a\.json is not JSON/);
+    const [other] = packJournal([{ ...entry(), format: "cidr-migration.io/service-move/v0" as typeof JOURNAL_FORMAT }], "kube-system", "t");
+    assert.throws(() => entriesFromSecret(other), /has format "cidr-migration\.io\/service-move\/v0", this cidr-migration reads cidr-migration\.io\/service-move\/v1/);
   });
 
   it("refuses an entry too large for a Secret before anything is deleted", () => {
     const big = entry();
     big.service.metadata!.annotations = { huge: "x".repeat(1024 * 1024) };
-    assert.throws(() => journalSecret(big, "kube-system"), /Service shop\/cart: its journal entry would be \d+ bytes, more than a Secret can hold; nothing was changed/);
+    assert.throws(() => packJournal([big], "kube-system", "t"), /Service shop\/cart: its journal entry would be \d+ bytes, more than a Secret can hold; nothing was changed/);
   });
 });
 

@@ -1,0 +1,235 @@
+// Crash tests of the Service mover on the real test bed. A child process runs the mover with
+// CIDR_MIGRATION_FAULT=<point>:<namespace>/<name>, which SIGKILLs it when that Service's move reaches <point>
+// (with three more moves in flight, cut wherever they happen to be). Then the move is run again the way a new
+// `pulumi up` would run it, through the SDK's dynamic-provider host with the serialized provider, and every object
+// of the namespace is compared field by field with what it was: nothing may be lost, whatever the point.
+//
+// This file is also the child: run directly (node -r ts-node/register ...), it performs one mover run described
+// by the CIDR_MIGRATION_TEST_RUN environment variable and prints its report.
+import { strict as assert } from "assert";
+import { spawn } from "child_process";
+import * as fs from "fs";
+import * as path from "path";
+import { KubeConfig } from "@kubernetes/client-node";
+import { ServiceRecreation } from "../../dynamic-providers/serviceRecreation";
+import { runServiceMoves } from "../../lib/serviceMover";
+import { FAULT_ENV, FaultPoint } from "../../lib/serviceMove/faultHook";
+import { entriesFromSecret } from "../../lib/serviceMove/journal";
+import { KubeObject, KubeRest, kubeRest, paths } from "../../lib/serviceMove/kubeRest";
+import { MoverOptions, ServiceMoveSpec } from "../../lib/serviceMove/moveTypes";
+import { ProviderHost, registrationOf, startProviderHost, urnOf } from "../support/providerHost";
+import {
+  assertNamespaceIntact, eventually, mapIp, MIRRORING_CONTROLLER, namespaceState, SeededShapes, seedServiceShapes,
+  simulateCloudServiceController, SLICE_CONTROLLER, sliceAddresses,
+} from "../support/serviceShapes";
+import { useTestCluster } from "../testbed/fixture";
+import { registerNode } from "../testbed/kubelet";
+
+const RUN_ENV = "CIDR_MIGRATION_TEST_RUN";
+
+interface ChildRun {
+  kubeconfigPath: string;
+  spec: ServiceMoveSpec;
+  options: MoverOptions;
+}
+
+async function runAsChild(): Promise<void> {
+  const run = JSON.parse(process.env[RUN_ENV] ?? "{}") as ChildRun;
+  const kc = new KubeConfig();
+  kc.loadFromFile(run.kubeconfigPath);
+  const report = await runServiceMoves(kc, run.spec, run.options);
+  process.stdout.write(JSON.stringify(report));
+}
+
+if (require.main === module) {
+  runAsChild().catch((err: Error) => {
+    process.stderr.write(`${err.message}\n`);
+    process.exit(1);
+  });
+} else {
+  defineTests();
+}
+
+function defineTests(): void {
+  const OLD_RANGE = "10.96.0.0/16";
+  const NEW_RANGE = "10.100.0.0/16";
+  const REPO = path.resolve(__dirname, "..", "..");
+
+  /** Each point with the Service whose move is cut there (one that passes it). */
+  const BULK_POINTS: Array<[FaultPoint, string]> = [
+    ["before-journal", "web"],
+    ["after-journal", "web"],
+    ["after-detach-dependents", "web"],
+    ["after-delete", "web"],
+    ["after-create-conflict", "lb"],
+    ["after-create", "applied"],
+    ["after-endpoints-restore", "external-ip-database"],
+    ["after-dependents-relink", "web"],
+    ["after-verify", "nodeport"],
+    ["after-journal-remove", "pinned"],
+  ];
+  const DNS_POINTS: FaultPoint[] = ["after-stand-in-create", "after-old-dns-delete", "after-vacate"];
+
+  describe("Service moves cut by SIGKILL at every step, then re-run (real test bed)", function () {
+    this.timeout(600_000);
+    const cluster = useTestCluster({ serviceCidr: OLD_RANGE, podCidr: "10.244.0.0/16" });
+    let rest: KubeRest;
+    let host: ProviderHost;
+    let kubeconfig: string;
+    let stopCloudController: () => Promise<void>;
+    const seeds = new Map<string, SeededShapes>();
+    const dnsCases = new Map<FaultPoint, { namespace: string; oldIp: string; service: KubeObject }>();
+
+    const namespaceFor = (point: string) => `fault-${point}`;
+    const movesOf = (seed: SeededShapes) => Object.entries(seed.moving).map(([name, ip]) => ({ namespace: seed.namespace, name, fromIP: ip, toIP: mapIp(ip, "10.100") }));
+    const movesMap = (seed: SeededShapes) => Object.fromEntries(movesOf(seed).map((m) => [`${m.namespace}/${m.name}`, { fromIP: m.fromIP, toIP: m.toIP }]));
+    const plannedOf = (seed: SeededShapes) => Object.fromEntries(Object.entries(seed.moving).map(([name, ip]) => [name, mapIp(ip, "10.100")]));
+
+    async function journalKeys(): Promise<string[]> {
+      const secrets = await rest.list("/api/v1/namespaces/kube-system/secrets", { labelSelector: "cidr-migration.io/journal=service-move" });
+      return secrets.flatMap(entriesFromSecret).map((e) => `${e.namespace}/${e.name}`).sort();
+    }
+
+    /** Runs the mover in a child process with the fault armed; resolves with how the child ended. */
+    function crashRun(spec: ServiceMoveSpec, fault: string, options: Partial<MoverOptions> = {}): Promise<{ signal: NodeJS.Signals | null; code: number | null; output: string }> {
+      const run: ChildRun = { kubeconfigPath: cluster().kubeconfigPath, spec, options: { parallelism: 4, allowLoadBalancerRecreate: true, serviceCidr: NEW_RANGE, ...options } };
+      return new Promise((resolve) => {
+        const child = spawn(process.execPath, ["-r", "ts-node/register/transpile-only", __filename], {
+          cwd: REPO, env: { ...process.env, [RUN_ENV]: JSON.stringify(run), [FAULT_ENV]: fault }, stdio: ["ignore", "pipe", "pipe"],
+        });
+        let output = "";
+        child.stdout.on("data", (d: Buffer) => { output += d.toString(); });
+        child.stderr.on("data", (d: Buffer) => { output += d.toString(); });
+        child.on("exit", (code, signal) => resolve({ code, signal, output }));
+      });
+    }
+
+    /** The re-run: what the next `pulumi up` does, Check then Create through the SDK host with the serialized provider. */
+    async function rerunThroughHost(name: string, args: ConstructorParameters<typeof ServiceRecreation>[1]): Promise<Record<string, unknown>> {
+      const registration = await registrationOf(() => new ServiceRecreation(name, args));
+      const urn = urnOf(registration.type, registration.name);
+      const checked = await host.check(urn, {}, registration.inputs);
+      assert.deepEqual(checked.failures, []);
+      return (await host.create(urn, checked.inputs, { additionalSecretOutputs: registration.additionalSecretOutputs })).outputs;
+    }
+
+    before(async function () {
+      const c = cluster();
+      kubeconfig = fs.readFileSync(c.kubeconfigPath, "utf8");
+      rest = await kubeRest(c.kubeConfig());
+      await registerNode(c.kubeConfig(), { name: "node-1", internalIP: "127.0.0.1" });
+      let index = 0;
+      for (const [point] of BULK_POINTS) {
+        seeds.set(point, await seedServiceShapes(rest, namespaceFor(point), { index: index++, oldPrefix: "10.96", readyPodOnNode: "node-1" }));
+      }
+      for (const [k, point] of DNS_POINTS.entries()) {
+        const namespace = namespaceFor(point);
+        const oldIp = `10.96.${230 + k}.10`;
+        await rest.create("/api/v1/namespaces", { metadata: { name: namespace } });
+        await rest.create(paths.services(namespace), {
+          metadata: { name: "resolver", labels: { "k8s-app": "resolver" }, annotations: { "prometheus.io/port": "9153" } },
+          spec: { clusterIP: oldIp, selector: { "k8s-app": "resolver" }, ports: [{ name: "dns", port: 53, protocol: "UDP" }, { name: "dns-tcp", port: 53, protocol: "TCP" }] },
+        });
+        dnsCases.set(point, { namespace, oldIp, service: await rest.get(paths.service(namespace, "resolver")) });
+      }
+      await rest.mergePatch(paths.service("default", "kubernetes"), { metadata: { labels: { "example.com/team": "platform" }, annotations: { "example.com/note": "kept" } } });
+      for (const seed of seeds.values()) {
+        await eventually(rest, seed.namespace, "controller-derived Endpoints and slices", (s) =>
+          sliceAddresses(s, "web", SLICE_CONTROLLER).length > 0 && sliceAddresses(s, "external-ip-database", MIRRORING_CONTROLLER).length > 0);
+      }
+      rest.close();
+      await c.restartApiserver({ serviceClusterIpRange: NEW_RANGE });
+      rest = await kubeRest(c.kubeConfig());
+      host = await startProviderHost();
+      stopCloudController = simulateCloudServiceController(rest);
+    });
+
+    after(async () => {
+      await stopCloudController?.();
+      await host?.stop();
+      rest?.close();
+    });
+
+    for (const [point, target] of BULK_POINTS) {
+      it(`cut at ${point} (moving ${target}, three more in flight): the re-run finishes and nothing is lost`, async () => {
+        const seed = seeds.get(point)!;
+        const before = await namespaceState(rest, seed.namespace);
+        const key = `${seed.namespace}/${target}`;
+
+        const crash = await crashRun({ moves: movesOf(seed) }, `${point}:${key}`);
+        assert.equal(crash.signal, "SIGKILL", `the child must die at ${point}; it ended with code ${crash.code}: ${crash.output.slice(0, 500)}`);
+        const journaled = await journalKeys();
+        if (point !== "before-journal" && point !== "after-journal-remove") assert.ok(journaled.includes(key), `${key} is journaled after a cut at ${point} (journal: ${journaled.join(", ")})`);
+
+        const outputs = await rerunThroughHost(`services-${point}`, { kubeconfig, moves: movesMap(seed), serviceCidr: NEW_RANGE, parallelism: 4, allowLoadBalancerRecreate: true });
+        const outcome = (outputs.results as Record<string, { outcome: string }>)[key].outcome;
+        assert.ok(["moved", "completed-from-journal", "already-moved"].includes(outcome), outcome);
+        assert.deepEqual((await journalKeys()).filter((k) => k.startsWith(`${seed.namespace}/`)), [], "every journal entry of the namespace is gone");
+
+        const after = await eventually(rest, seed.namespace, "controllers re-deriving Endpoints and slices", (s) =>
+          sliceAddresses(s, "web", SLICE_CONTROLLER).length > 0
+          && s.endpointSlices.filter((e) => e.metadata?.labels?.["endpointslice.kubernetes.io/managed-by"] === SLICE_CONTROLLER && e.metadata?.labels?.["kubernetes.io/service-name"] === "web")
+            .every((e) => e.metadata?.ownerReferences?.[0]?.uid === s.services.get("web")?.metadata?.uid)
+          && sliceAddresses(s, "external-ip-database", MIRRORING_CONTROLLER).includes("192.168.0.1"));
+        assertNamespaceIntact(seed, before, after, plannedOf(seed));
+        assert.deepEqual(after.endpoints.get("web")?.subsets, before.endpoints.get("web")?.subsets, "web's Endpoints re-derived with the same addresses");
+
+        // and once more: nothing left to do
+        const again = await rerunThroughHost(`services-${point}-again`, { kubeconfig, moves: movesMap(seed), serviceCidr: NEW_RANGE, parallelism: 4, allowLoadBalancerRecreate: true });
+        assert.deepEqual(new Set(Object.values(again.results as Record<string, { outcome: string }>).map((r) => r.outcome)), new Set(["already-moved"]));
+      });
+    }
+
+    it("cut at after-kubernetes-delete: the re-run waits for the apiserver's re-creation at the new first IP and puts the user's labels back", async () => {
+      const crash = await crashRun({ moves: [], kubernetesService: { fromIP: "10.96.0.1", toIP: "10.100.0.1" } }, "after-kubernetes-delete");
+      assert.equal(crash.signal, "SIGKILL", crash.output);
+      assert.ok((await journalKeys()).includes("default/kubernetes"));
+      // A plan made now can still ask for it; the bulk run also adopts the journal entry when it does not.
+      const outputs = await rerunThroughHost("services-kubernetes", { kubeconfig, moves: {}, serviceCidr: NEW_RANGE });
+      assert.equal((outputs.kubernetesServiceResult as { ip: string }).ip, "10.100.0.1");
+      const kubernetes = await rest.get(paths.service("default", "kubernetes"));
+      assert.deepEqual((kubernetes.spec as { clusterIPs: string[] }).clusterIPs, ["10.100.0.1"]);
+      assert.equal(kubernetes.metadata?.labels?.["example.com/team"], "platform");
+      assert.equal(kubernetes.metadata?.labels?.component, "apiserver");
+      assert.equal(kubernetes.metadata?.annotations?.["example.com/note"], "kept");
+      assert.ok(!(await journalKeys()).includes("default/kubernetes"));
+    });
+
+    for (const point of DNS_POINTS) {
+      it(`DNS: cut at ${point}: the re-run finishes the stand-in or the swap, and the DNS Service is intact at the final IP`, async () => {
+        const { namespace, oldIp, service } = dnsCases.get(point)!;
+        const finalIp = mapIp(oldIp, "10.100");
+        const key = `${namespace}/resolver`;
+        const standIn = { namespace, name: "resolver-temp" };
+        const standInSpec = { moves: [], standIns: [{ ...standIn, of: { namespace, name: "resolver" }, ip: finalIp }] };
+        const swapSpec = { moves: [{ namespace, name: "resolver", fromIP: oldIp, toIP: finalIp, vacate: standIn }] };
+        const swapArgs = { kubeconfig, moves: { [key]: { fromIP: oldIp, toIP: finalIp, vacate: `${namespace}/resolver-temp` } }, parallelism: 1, adoptJournals: false };
+        let outputs: Record<string, unknown>;
+        if (point === "after-stand-in-create") {
+          const crash = await crashRun(standInSpec, `${point}:${namespace}/resolver-temp`, { parallelism: 1 });
+          assert.equal(crash.signal, "SIGKILL", crash.output);
+          const standInOutputs = await rerunThroughHost(`stand-in-${point}`, { kubeconfig, moves: {}, standIns: { [`${namespace}/resolver-temp`]: { of: key, ip: finalIp } }, adoptJournals: false });
+          assert.deepEqual(standInOutputs.standInResults, { [`${namespace}/resolver-temp`]: { ip: finalIp, outcome: "present" } });
+          outputs = await rerunThroughHost(`swap-${point}`, swapArgs);
+        } else {
+          await runServiceMoves(cluster().kubeConfig(), standInSpec, { parallelism: 1, allowLoadBalancerRecreate: false });
+          const crash = await crashRun(swapSpec, `${point}:${key}`, { parallelism: 1, serviceCidr: undefined });
+          assert.equal(crash.signal, "SIGKILL", crash.output);
+          assert.ok((await journalKeys()).includes(key));
+          outputs = await rerunThroughHost(`swap-${point}`, swapArgs);
+        }
+        assert.equal((outputs.results as Record<string, { ip: string }>)[key].ip, finalIp);
+
+        const now = await rest.get(paths.service(namespace, "resolver"));
+        assert.deepEqual((now.spec as { clusterIPs: string[] }).clusterIPs, [finalIp]);
+        const { clusterIP: _a, clusterIPs: _b, ...specBefore } = service.spec as Record<string, unknown>;
+        const { clusterIP: _c, clusterIPs: _d, ...specAfter } = now.spec as Record<string, unknown>;
+        assert.deepEqual(specAfter, specBefore);
+        assert.deepEqual(now.metadata?.labels, service.metadata?.labels);
+        assert.deepEqual(now.metadata?.annotations, service.metadata?.annotations);
+        assert.equal(await rest.getOptional(paths.service(namespace, "resolver-temp")), undefined, "the stand-in is gone");
+        assert.ok(!(await journalKeys()).includes(key));
+      });
+    }
+  });
+}
