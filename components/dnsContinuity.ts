@@ -9,8 +9,10 @@
  * 2. DnsFinalSwap (plan step dns/final-swap, after the node rollout, when no pod resolves through the old IP):
  *    the real DNS Service is journaled and deleted (old IP), then the stand-in is deleted and the real Service is
  *    created at the final IP back to back. `gapMillis` is the time the final IP had no Service: between the
- *    stand-in's delete being accepted and the create being accepted. A crash anywhere in between is finished by a
- *    re-run from the journal (see lib/serviceMover.ts), the stand-in included.
+ *    stand-in's delete being accepted and the create being accepted. The stand-in's EndpointSlices and Endpoints
+ *    are copied to the new Service at once (lib/serviceMove/endpointBridge.ts), so lookups do not wait for the
+ *    endpointslice controller (0.7 s idle, far longer when busy); the copies go once the controller's own slices
+ *    exist. A crash anywhere in between is finished by a re-run from the journal (see lib/serviceMover.ts).
  *
  * Two components, not one: the node rollout sits between the halves, and the first half must exist before the
  * kubelet-config patch that the rollout depends on. Both halves are ServiceRecreation resources, so preview shows

@@ -14,6 +14,8 @@ import {
 } from "./serviceMove/moveTypes";
 import { buildRecreateBody, clusterIpsOf, differingUserFields, holdsNoClusterIp, spec } from "./serviceMove/recreateBody";
 import { buildStandInBody } from "./serviceMove/standIn";
+import { BRIDGE_MANAGER, bridgeEndpoints, bridgeSlices, controllerSlicesOf, SERVICE_NAME_LABEL } from "./serviceMove/endpointBridge";
+import { MANAGED_BY_LABEL } from "./serviceMove/dependents";
 import { cidrContains } from "./cidr";
 
 /**
@@ -484,13 +486,20 @@ async function swapIn(ctx: Context, entry: JournalEntry, live: KubeObject | unde
     }
     const { body } = buildRecreateBody(entry.service, entry.fromIP, entry.toIP);
     const standIn = await ctx.rest.getOptional(paths.service(entry.vacate.namespace, entry.vacate.name));
+    // what the stand-in's pods look like to kube-proxy, for the endpoint bridge (see endpointBridge.ts)
+    const slicesPath = await endpointSlicesPath(ctx, entry.namespace);
+    const standInSlices = standIn ? await ctx.rest.list(slicesPath, { labelSelector: `${SERVICE_NAME_LABEL}=${entry.vacate.name},${MANAGED_BY_LABEL}=endpointslice-controller.k8s.io` }) : [];
+    const standInEndpoints = standIn ? await ctx.rest.getOptional(paths.endpoints(entry.vacate.namespace, entry.vacate.name)) : undefined;
     if (standIn && clusterIpsOf(standIn).includes(entry.toIP)) {
       await deleteService(ctx, entry.vacate, uidOf(standIn), where);
     }
     const deleted = nowMs();
     faultPoint("after-vacate", key);
     const { created, attempts } = await createWhenFree(ctx, body, key, uidOf(standIn), where);
-    return { created, gapMillis: nowMs() - deleted, attempts };
+    const gapMillis = nowMs() - deleted;
+    await bridgeEndpointsTo(ctx, created, slicesPath, standInSlices, standInEndpoints);
+    faultPoint("after-dns-bridge", key);
+    return { created, gapMillis, attempts };
   }
   if (live && uidOf(live) === oldUid && !live.metadata?.deletionTimestamp) {
     await deleteJournaled(ctx, entry, where);
@@ -513,6 +522,46 @@ async function verifyService(ctx: Context, entry: JournalEntry, live: KubeObject
   if (differences.length > 0) {
     throw moveError(`Service ${key} at ${entry.toIP} differs from its original in ${differences.join(", ")}; ${where} keeps the original: compare, fix, and run again`);
   }
+}
+
+/** Where this cluster serves EndpointSlices (discovery.k8s.io/v1 from 1.21, v1beta1 on 1.20). */
+async function endpointSlicesPath(ctx: Context, namespace: string): Promise<string> {
+  const group = await ctx.rest.getOptional("/apis/discovery.k8s.io");
+  const version = (group?.preferredVersion as { version?: string } | undefined)?.version ?? "v1";
+  return `/apis/discovery.k8s.io/${version}/namespaces/${encodeURIComponent(namespace)}/endpointslices`;
+}
+
+/** The stand-in's endpoints copied to the new Service right after its create; best effort (the controllers follow). */
+async function bridgeEndpointsTo(ctx: Context, created: KubeObject, slicesPath: string, standInSlices: KubeObject[], standInEndpoints: KubeObject | undefined): Promise<void> {
+  const target = { namespace: created.metadata!.namespace!, name: created.metadata!.name!, uid: uidOf(created)! };
+  const ignoreExisting = (err: unknown) => { if (!isStatus(err, 409)) throw err; };
+  try {
+    const endpoints = bridgeEndpoints(standInEndpoints, target);
+    await Promise.all([
+      ...bridgeSlices(standInSlices, target).map((slice) => ctx.rest.create(slicesPath, slice).catch(ignoreExisting)),
+      ...(endpoints ? [ctx.rest.create(paths.endpointsList(target.namespace), endpoints).catch(ignoreExisting)] : []),
+    ]);
+  } catch (err) {
+    ctx.warnings.push(`Service ${target.namespace}/${target.name}: its endpoints could not be bridged from the stand-in (${(err as Error).message.split("\n")[0]}); it answers once the endpoints controllers have written them`);
+  }
+}
+
+/** Removes the bridge once the endpointslice controller has written the new Service's own slices. */
+async function removeBridge(ctx: Context, entry: JournalEntry, created: KubeObject, where: string): Promise<void> {
+  const key = serviceKey(entry.namespace, entry.name);
+  const slicesPath = await endpointSlicesPath(ctx, entry.namespace);
+  const bridge = await ctx.rest.list(slicesPath, { labelSelector: `${SERVICE_NAME_LABEL}=${entry.name},${MANAGED_BY_LABEL}=${BRIDGE_MANAGER}` });
+  if (bridge.length === 0) return;
+  const deadline = nowMs() + ctx.options.kubernetesServiceTimeoutMs;
+  for (;;) {
+    const slices = await ctx.rest.list(slicesPath, { labelSelector: `${SERVICE_NAME_LABEL}=${entry.name}` });
+    if (controllerSlicesOf(slices, uidOf(created)!).length > 0) break;
+    if (nowMs() > deadline) {
+      throw moveError(`Service ${key}: the endpointslice controller wrote no EndpointSlice for it within ${Math.round(ctx.options.kubernetesServiceTimeoutMs / 1000)} s, so the bridged copies of the stand-in's stay (label ${MANAGED_BY_LABEL}=${BRIDGE_MANAGER}); check kube-controller-manager and run again (${where} is kept until then)`);
+    }
+    await sleep(POLL_MS);
+  }
+  await Promise.all(bridge.map((slice) => retrying(() => ctx.rest.delete(`${slicesPath}/${encodeURIComponent(slice.metadata!.name!)}`, { preconditions: { uid: uidOf(slice) } }).catch((err) => { if (!isStatus(err, 404)) throw err; }))));
 }
 
 /** A move between its phases: journaled with its dependents detached, or resumed from an earlier run's journal. */
@@ -616,6 +665,7 @@ async function finishMove(ctx: Context, swapped: Swapped): Promise<void> {
   const key = serviceKey(entry.namespace, entry.name);
   const where = journalWhere(ctx, entry);
   if (entry.endpoints) await settleEndpoints(ctx, entry, swapped.uidMap);
+  if (entry.vacate) await removeBridge(ctx, entry, swapped.created, where);
   swapped.result.relinkedDependents = await relinkDependents(ctx, entry, swapped.uidMap);
   faultPoint("after-dependents-relink", key);
   if (entry.endpoints || entry.dependents.length > 0) {

@@ -25,6 +25,7 @@ export const FAULT_POINTS = [
   "after-stand-in-create",
   "after-old-dns-delete",
   "after-vacate",
+  "after-dns-bridge",
 ] as const;
 
 export type FaultPoint = typeof FAULT_POINTS[number];

@@ -68,7 +68,7 @@ function defineTests(): void {
     ["after-verify", "nodeport"],
     ["after-journal-remove", "pinned"],
   ];
-  const DNS_POINTS: FaultPoint[] = ["after-stand-in-create", "after-old-dns-delete", "after-vacate"];
+  const DNS_POINTS: FaultPoint[] = ["after-stand-in-create", "after-old-dns-delete", "after-vacate", "after-dns-bridge"];
 
   describe("Service moves cut by SIGKILL at every step, then re-run (real test bed)", function () {
     this.timeout(600_000);
@@ -228,6 +228,8 @@ function defineTests(): void {
         assert.deepEqual(now.metadata?.labels, service.metadata?.labels);
         assert.deepEqual(now.metadata?.annotations, service.metadata?.annotations);
         assert.equal(await rest.getOptional(paths.service(namespace, "resolver-temp")), undefined, "the stand-in is gone");
+        const bridges = await rest.list(`/apis/discovery.k8s.io/v1beta1/namespaces/${namespace}/endpointslices`, { labelSelector: "endpointslice.kubernetes.io/managed-by=cidr-migration.io" });
+        assert.deepEqual(bridges, [], "no endpoint bridge is left");
         assert.ok(!(await journalKeys()).includes(key));
       });
     }

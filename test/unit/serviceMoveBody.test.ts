@@ -10,6 +10,7 @@ import {
   buildRecreateBody, clusterIpsOf, differingUserFields, holdsNoClusterIp, SERVER_SET_METADATA,
 } from "../../lib/serviceMove/recreateBody";
 import { buildStandInBody } from "../../lib/serviceMove/standIn";
+import { bridgeEndpoints, bridgeSlices, controllerSlicesOf } from "../../lib/serviceMove/endpointBridge";
 
 const FIXTURES = path.join(__dirname, "..", "fixtures", "services");
 
@@ -241,5 +242,30 @@ describe("serviceMove: the DNS stand-in", () => {
 
   it("refuses a DNS Service without a selector", () => {
     assert.throws(() => buildStandInBody(one("kuar-selectorless-service.yaml"), { namespace: "default", name: "t", of: { namespace: "default", name: "external-ip-database" }, ip: "10.100.0.10" }), /default\/external-ip-database has no selector/);
+  });
+
+  it("the endpoint bridge copies the stand-in's slices and Endpoints to the new DNS Service, labelled as ours and owned by it", () => {
+    const standInSlice: KubeObject = {
+      apiVersion: "discovery.k8s.io/v1beta1", kind: "EndpointSlice",
+      metadata: { name: "kube-dns-cidr-migration-temp-x7k2p", namespace: "kube-system", uid: "s-1", resourceVersion: "9", labels: { "kubernetes.io/service-name": "kube-dns-cidr-migration-temp", "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io" }, ownerReferences: [{ apiVersion: "v1", kind: "Service", name: "kube-dns-cidr-migration-temp", uid: "temp-uid" }] },
+      addressType: "IPv4",
+      endpoints: [{ addresses: ["10.244.0.53"], conditions: { ready: true }, targetRef: { kind: "Pod", namespace: "kube-system", name: "coredns-1" } }],
+      ports: [{ name: "dns", port: 53, protocol: "UDP" }],
+    };
+    const target = { namespace: "kube-system", name: "kube-dns", uid: "new-uid" };
+    assert.deepEqual(bridgeSlices([standInSlice], target), [{
+      apiVersion: "discovery.k8s.io/v1beta1", kind: "EndpointSlice",
+      metadata: {
+        name: "kube-dns-cidr-migration-bridge-0", namespace: "kube-system",
+        labels: { "kubernetes.io/service-name": "kube-dns", "endpointslice.kubernetes.io/managed-by": "cidr-migration.io" },
+        ownerReferences: [{ apiVersion: "v1", kind: "Service", name: "kube-dns", uid: "new-uid", blockOwnerDeletion: true }],
+      },
+      addressType: "IPv4", endpoints: standInSlice.endpoints, ports: standInSlice.ports,
+    }]);
+    const subsets = [{ addresses: [{ ip: "10.244.0.53" }], ports: [{ name: "dns", port: 53, protocol: "UDP" }] }];
+    assert.deepEqual(bridgeEndpoints({ metadata: { name: "kube-dns-cidr-migration-temp" }, subsets }, target), { apiVersion: "v1", kind: "Endpoints", metadata: { name: "kube-dns", namespace: "kube-system" }, subsets });
+    assert.equal(bridgeEndpoints({ metadata: {}, subsets: [] }, target), undefined);
+    const controllers = { ...standInSlice, metadata: { ...standInSlice.metadata, ownerReferences: [{ apiVersion: "v1", kind: "Service", name: "kube-dns", uid: "new-uid" }] } };
+    assert.deepEqual(controllerSlicesOf([...bridgeSlices([standInSlice], target), standInSlice, controllers], "new-uid"), [controllers]);
   });
 });

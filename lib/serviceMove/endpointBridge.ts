@@ -1,0 +1,60 @@
+import { KubeObject } from "./kubeRest";
+import { MANAGED_BY_LABEL } from "./dependents";
+
+/**
+ * The endpoint bridge for the final DNS swap. A re-created Service answers only once kube-proxy knows its
+ * endpoints, and the endpointslice and endpoints controllers write those for the new Service some time after its
+ * create: 0.7 s on an idle test-bed control plane, tens of seconds behind a backlog (measured by
+ * bench/services.bench.ts). For the DNS Service that is an outage of every lookup in the cluster. The stand-in
+ * that held the final IP until the swap selects the very same pods, so its EndpointSlices and Endpoints are the
+ * new Service's, and are copied to it right after the create: kube-proxy merges every slice labelled with the
+ * Service's name, whoever manages it.
+ *
+ * The copied slices are labelled managed-by cidr-migration.io (the endpointslice controller leaves slices it does
+ * not manage alone) and owned by the new Service; they are removed as soon as the controller's own slices for the
+ * new Service exist. The copied Endpoints are the controller's to take over: it rewrites Endpoints of a Service
+ * with a selector whoever created them.
+ */
+
+export const BRIDGE_MANAGER = "cidr-migration.io";
+export const SERVICE_NAME_LABEL = "kubernetes.io/service-name";
+
+export interface BridgeTarget {
+  namespace: string;
+  name: string;
+  uid: string;
+}
+
+export function bridgeSliceName(service: string, index: number): string {
+  return `${service}-cidr-migration-bridge-${index}`.slice(0, 253);
+}
+
+/** Copies of the stand-in's EndpointSlices, for the new Service. */
+export function bridgeSlices(standInSlices: KubeObject[], target: BridgeTarget): KubeObject[] {
+  return standInSlices.map((slice, index) => {
+    const copy: KubeObject = {
+      apiVersion: slice.apiVersion,
+      kind: "EndpointSlice",
+      metadata: {
+        name: bridgeSliceName(target.name, index),
+        namespace: target.namespace,
+        labels: { [SERVICE_NAME_LABEL]: target.name, [MANAGED_BY_LABEL]: BRIDGE_MANAGER },
+        ownerReferences: [{ apiVersion: "v1", kind: "Service", name: target.name, uid: target.uid, blockOwnerDeletion: true }],
+      },
+    };
+    for (const key of ["addressType", "endpoints", "ports"]) if (slice[key] !== undefined) copy[key] = structuredClone(slice[key]);
+    return copy;
+  });
+}
+
+/** A copy of the stand-in's Endpoints (its addresses and ports) under the new Service's name. */
+export function bridgeEndpoints(standIn: KubeObject | undefined, target: BridgeTarget): KubeObject | undefined {
+  if (!standIn || !Array.isArray(standIn.subsets) || standIn.subsets.length === 0) return undefined;
+  return { apiVersion: "v1", kind: "Endpoints", metadata: { name: target.name, namespace: target.namespace }, subsets: structuredClone(standIn.subsets) };
+}
+
+/** The controller's own slices for the Service `uid`: once one exists, the bridge can go. */
+export function controllerSlicesOf(slices: KubeObject[], uid: string): KubeObject[] {
+  return slices.filter((s) => s.metadata?.labels?.[MANAGED_BY_LABEL] === "endpointslice-controller.k8s.io"
+    && (s.metadata?.ownerReferences ?? []).some((ref) => ref.uid === uid));
+}
