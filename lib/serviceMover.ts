@@ -12,7 +12,7 @@ import {
   KubernetesServiceRequest, KubernetesServiceResult, MoveReport, MoveResult, MoverOptions, ServiceMoveRequest,
   ServiceMoveSpec, ServiceRef, StandInRequest,
 } from "./serviceMove/moveTypes";
-import { buildRecreateBody, clusterIpsOf, differingUserFields, holdsNoClusterIp, spec } from "./serviceMove/recreateBody";
+import { buildRecreateBody, clusterIpsOf, differingUserFields, holdsNoClusterIp, spec, userMetadata } from "./serviceMove/recreateBody";
 import { buildStandInBody } from "./serviceMove/standIn";
 import { BRIDGE_MANAGER, bridgeEndpoints, bridgeSlices, controllerSlicesOf, SERVICE_NAME_LABEL } from "./serviceMove/endpointBridge";
 import { MANAGED_BY_LABEL } from "./serviceMove/dependents";
@@ -207,6 +207,10 @@ function decide(ctx: Context, view: ClusterView, request: ServiceMoveRequest, pr
       return { kind: "move", request, live, previous: entry };
     }
     if (clusterIpsOf(live).includes(entry.toIP)) return { kind: "resume", request, entry, live };
+    // put back at its old IP by a run whose create was rejected, cut off before it cleaned up: move it again
+    if (clusterIpsOf(live).includes(entry.fromIP) && differingUserFields(originalBody(entry.service), live).length === 0) {
+      return { kind: "move", request, live, previous: entry };
+    }
     problems.push(`${where} was re-created by someone else at ${clusterIpsOf(live).join(", ")} during an interrupted move; compare it with ${journalWhere(ctx, request)} (the original), then delete that Secret`);
     return undefined;
   }
@@ -378,7 +382,7 @@ async function createWhenFree(ctx: Context, body: KubeObject, key: string, oldUi
     } catch (err) {
       const transient = isTransient(err);
       if (!isLingering(err) && !transient) {
-        throw moveError(`Service ${key} was deleted but its re-create failed (${(err as Error).message.split("\n")[0]}); the original is kept in ${where}: fix the cause and run again, the re-run re-creates it`);
+        throw Object.assign(moveError(`Service ${key} was deleted but its re-create failed (${(err as Error).message.split("\n")[0]}); the original is kept in ${where}: fix the cause and run again, the re-run re-creates it`), { rejectedCreate: (err as Error).message.split("\n")[0] });
       }
       lastAnswer = (err as Error).message.split("\n")[0];
       if (attempts === 1) faultPoint("after-create-conflict", key);
@@ -512,7 +516,7 @@ async function swapIn(ctx: Context, entry: JournalEntry, live: KubeObject | unde
   return { created, gapMillis: nowMs() - deleted, attempts };
 }
 
-async function verifyService(ctx: Context, entry: JournalEntry, live: KubeObject, where: string): Promise<void> {
+function verifyService(entry: JournalEntry, live: KubeObject, where: string): void {
   const key = serviceKey(entry.namespace, entry.name);
   const { body } = buildRecreateBody(entry.service, entry.fromIP, entry.toIP);
   if (!clusterIpsOf(live).includes(entry.toIP)) {
@@ -562,6 +566,36 @@ async function removeBridge(ctx: Context, entry: JournalEntry, created: KubeObje
     await sleep(POLL_MS);
   }
   await Promise.all(bridge.map((slice) => retrying(() => ctx.rest.delete(`${slicesPath}/${encodeURIComponent(slice.metadata!.name!)}`, { preconditions: { uid: uidOf(slice) } }).catch((err) => { if (!isStatus(err, 404)) throw err; }))));
+}
+
+/** The journaled Service as it was, old IP included: what a rollback creates. */
+function originalBody(original: KubeObject): KubeObject {
+  const body: KubeObject = { ...structuredClone(original), apiVersion: "v1", kind: "Service", metadata: userMetadata(original.metadata) };
+  delete body.status;
+  return body;
+}
+
+/**
+ * The apiserver refused the new Service for a reason other than timing (a validation it did not make on the
+ * original, the IP outside its range because it does not serve the new range yet, ...). The original is put back
+ * as it was, old IP included (the delete released it), with its Endpoints and dependents, so the failed move
+ * costs a gap and no data. Then the move fails with both reasons.
+ */
+async function rollBack(ctx: Context, prepared: Prepared, reason: string): Promise<never> {
+  const { entry, request } = prepared;
+  const key = keyOf(request);
+  const where = journalWhere(ctx, request);
+  let restored: KubeObject;
+  try {
+    restored = (await createWhenFree(ctx, originalBody(entry.service), key, uidOf(entry.service), where)).created;
+  } catch (err) {
+    throw moveError(`Service ${key} was deleted, its re-create at ${entry.toIP} was refused (${reason}) and putting it back at ${entry.fromIP} failed too (${(err as Error).message.split("\n")[0]}); the original is kept in ${where}: fix the cause and run again, the re-run re-creates it`);
+  }
+  const uidMap = new Map<string, string>([[uidOf(entry.service)!, uidOf(restored)!]]);
+  if (entry.endpoints) uidMap.set(uidOf(entry.endpoints)!, uidOf((await restoreEndpoints(ctx, entry, uidMap)).object)!);
+  await relinkDependents(ctx, entry, uidMap);
+  await ctx.journal.remove([key]);
+  throw moveError(`Service ${key}: kube-apiserver refused it at ${entry.toIP} (${reason}); it was put back as it was at ${entry.fromIP}, nothing lost: fix the cause (is kube-apiserver on the new --service-cluster-ip-range?) and run again`);
 }
 
 /** A move between its phases: journaled with its dependents detached, or resumed from an earlier run's journal. */
@@ -638,14 +672,21 @@ async function swapMove(ctx: Context, prepared: Prepared): Promise<Swapped> {
   if (prepared.live && uidOf(prepared.live) !== uidOf(entry.service)) {
     created = prepared.live; // an interrupted run had already created it
   } else {
-    const swapped = await swapIn(ctx, entry, prepared.live, where);
+    let swapped: Awaited<ReturnType<typeof swapIn>>;
+    try {
+      swapped = await swapIn(ctx, entry, prepared.live, where);
+    } catch (err) {
+      const rejected = (err as { rejectedCreate?: string }).rejectedCreate;
+      if (rejected && !entry.vacate) return rollBack(ctx, prepared, rejected);
+      throw err;
+    }
     created = swapped.created;
     result.gapMillis = round(swapped.gapMillis);
     result.createAttempts = swapped.attempts;
     faultPoint("after-create", key);
     ctx.options.log?.(`Service ${key}: ${entry.fromIP} -> ${entry.toIP} (gap ${result.gapMillis} ms)`);
   }
-  await verifyService(ctx, entry, created, where);
+  verifyService(entry, created, where);
   const { correctedAnnotations, pinnedInLastApplied } = buildRecreateBody(entry.service, entry.fromIP, entry.toIP);
   result.correctedAnnotations = correctedAnnotations;
   result.pinnedInLastApplied = pinnedInLastApplied;
@@ -672,7 +713,7 @@ async function finishMove(ctx: Context, swapped: Swapped): Promise<void> {
     // Something was restored around it: look once more at the whole (the create's answer was verified already).
     const now = await ctx.rest.getOptional(paths.service(entry.namespace, entry.name));
     if (!now || uidOf(now) !== uidOf(swapped.created)) throw moveError(`Service ${key} was deleted or replaced by someone else right after its re-create; ${where} keeps the original`);
-    await verifyService(ctx, entry, now, where);
+    verifyService(entry, now, where);
   }
   if (entry.endpoints) {
     const endpoints = await ctx.rest.getOptional(paths.endpoints(entry.namespace, entry.name));

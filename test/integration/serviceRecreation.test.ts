@@ -281,3 +281,28 @@ describe("Service re-creation (real test bed, SDK dynamic-provider host)", funct
     assert.deepEqual(await journals(), []);
   });
 });
+
+describe("Service re-creation while kube-apiserver still serves the old range (real test bed)", function () {
+  this.timeout(300_000);
+  const cluster = useTestCluster({ serviceCidr: OLD_RANGE, podCidr: "10.244.0.0/16" });
+
+  it("the first refused create is rolled back: that Service is put back at its old IP with its Endpoints, the others never start, nothing is lost", async () => {
+    const rest = await kubeRest(cluster().kubeConfig());
+    try {
+      const seed = await seedServiceShapes(rest, NS, { index: 1, oldPrefix: "10.96" });
+      const before = await eventually(rest, NS, "the mirrored slice", (s) => sliceAddresses(s, "external-ip-database", MIRRORING_CONTROLLER).includes("192.168.0.1"));
+      const moves = Object.entries(seed.moving).map(([name, ip]) => ({ namespace: NS, name, fromIP: ip, toIP: mapIp(ip, "10.100") }));
+      await assert.rejects(
+        runServiceMoves(cluster().kubeConfig(), { moves }, { parallelism: 1, allowLoadBalancerRecreate: true, serviceCidr: NEW_RANGE }),
+        (err: Error) => /^Service shapes\/external-ip-database: kube-apiserver refused it at 10\.100\.\d+\.\d+ \(.*\); it was put back as it was at 10\.96\.\d+\.\d+, nothing lost/.test(err.message)
+          && /other Service move\(s\) were not started \(nothing of them changed\)/.test(err.message),
+      );
+      const after = await eventually(rest, NS, "the mirrored slice of the put-back Service", (s) => sliceAddresses(s, "external-ip-database", MIRRORING_CONTROLLER).includes("192.168.0.1"));
+      // the selector-less Service went first (its Endpoints settle overlaps the rest), was refused and put back
+      assertNamespaceIntact(seed, before, after, { "external-ip-database": seed.moving["external-ip-database"] });
+      assert.deepEqual(await rest.list("/api/v1/namespaces/kube-system/secrets", { labelSelector: JOURNAL_SELECTOR }), [], "no journal entry is left");
+    } finally {
+      rest.close();
+    }
+  });
+});

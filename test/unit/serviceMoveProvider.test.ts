@@ -35,7 +35,7 @@ describe("ServiceRecreation provider: check", () => {
     const result = await check(inputs());
     assert.deepEqual(result.failures, []);
     const checked = result.inputs as Inputs;
-    assert.equal(checked.parallelism, 10);
+    assert.equal(checked.parallelism, 4);
     assert.equal(checked.allowLoadBalancerRecreate, false);
     assert.equal(checked.journalNamespace, "kube-system");
     assert.equal(checked.adoptJournals, true);
