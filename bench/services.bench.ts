@@ -225,23 +225,25 @@ async function main(): Promise<void> {
     await quiesce(rest, "kube-system");
     let dnsAddedAt = NaN;
     let dnsUid = "";
-    const firstSliceAt: Record<string, number> = {};
+    const sliceEvents: Array<{ at: number; manager: string; owners: string[] }> = [];
     const dnsWatch = await watch(cluster.kubeConfig(), "/api/v1/namespaces/kube-system/services", (type, object, at) => {
       if (type === "ADDED" && object.metadata?.name === "kube-dns") { dnsAddedAt = at; dnsUid = object.metadata.uid ?? ""; }
     });
     const sliceWatch = await watch(cluster.kubeConfig(), "/apis/discovery.k8s.io/v1beta1/namespaces/kube-system/endpointslices", (type, object, at) => {
       const labels = object.metadata?.labels ?? {};
       if (type === "DELETED" || labels["kubernetes.io/service-name"] !== "kube-dns" || !JSON.stringify(object.endpoints ?? []).includes("10.244.0.53")) return;
-      if (!(object.metadata?.ownerReferences ?? []).some((o) => o.uid === dnsUid)) return;
-      const manager = labels["endpointslice.kubernetes.io/managed-by"] ?? "?";
-      firstSliceAt[manager] ??= at;
+      // the two watches deliver independently: match owners against the new kube-dns once both are done
+      sliceEvents.push({ at, manager: labels["endpointslice.kubernetes.io/managed-by"] ?? "?", owners: (object.metadata?.ownerReferences ?? []).map((o) => o.uid) });
     });
     const swap = await runServiceMoves(cluster.kubeConfig(), { moves: [{ namespace: "kube-system", name: "kube-dns", fromIP: "10.96.0.10", toIP: "10.100.0.10", vacate: standIn }] }, { parallelism: 1, allowLoadBalancerRecreate: false });
     await new Promise((resolve) => setTimeout(resolve, 500));
     dnsWatch.stop();
     sliceWatch.stop();
     const dnsGap = swap.results[0].gapMillis ?? NaN;
-    const endpointsAfter = (manager: string) => (firstSliceAt[manager] ?? NaN) - dnsAddedAt;
+    const endpointsAfter = (manager: string) => {
+      const first = sliceEvents.find((e) => e.manager === manager && e.owners.includes(dnsUid));
+      return first ? first.at - dnsAddedAt : NaN;
+    };
 
     console.log("");
     console.log(`${"".padEnd(46)}${"total".padStart(10)}${"per Service".padStart(14)}${"gap p50".padStart(10)}${"gap p99".padStart(10)}${"gap max".padStart(10)}`);

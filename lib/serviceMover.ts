@@ -1,7 +1,8 @@
 import { KubeConfig } from "@kubernetes/client-node";
+import { cidrContains, isCidr } from "./cidr";
 import { EXIT_INVALID_INPUT } from "./errors";
 import {
-  hasSelector, isOwnedByAny, relinkedOwners, restorableCopy, sameEndpoints, sameOwners, withoutOwners,
+  hasSelector, isOwnedByAny, MANAGED_BY_LABEL, relinkedOwners, restorableCopy, sameEndpoints, sameOwners, withoutOwners,
 } from "./serviceMove/dependents";
 import { findOwnedObjects } from "./serviceMove/dependentsScan";
 import { faultPoint } from "./serviceMove/faultHook";
@@ -15,8 +16,6 @@ import {
 import { buildRecreateBody, clusterIpsOf, differingUserFields, holdsNoClusterIp, spec, userMetadata } from "./serviceMove/recreateBody";
 import { buildStandInBody } from "./serviceMove/standIn";
 import { BRIDGE_MANAGER, bridgeEndpoints, bridgeSlices, controllerSlicesOf, SERVICE_NAME_LABEL } from "./serviceMove/endpointBridge";
-import { MANAGED_BY_LABEL } from "./serviceMove/dependents";
-import { cidrContains } from "./cidr";
 
 /**
  * The Service mover: re-creates Services at their planned ClusterIPs and loses nothing on the way.
@@ -239,8 +238,9 @@ function decide(ctx: Context, view: ClusterView, request: ServiceMoveRequest, pr
 }
 
 
-function validateSpec(moveSpec: ServiceMoveSpec): string[] {
+function validateSpec(moveSpec: ServiceMoveSpec, options: MoverOptions): string[] {
   const problems: string[] = [];
+  if (options.serviceCidr !== undefined && !isCidr(options.serviceCidr)) problems.push(`serviceCidr ${JSON.stringify(options.serviceCidr)} is not a CIDR; pass the new Service range, e.g. 10.100.0.0/16`);
   const keys = new Set<string>();
   const targets = new Map<string, string>();
   for (const move of moveSpec.moves) {
@@ -826,7 +826,7 @@ function adoptedKubernetesJournal(view: ClusterView, adopt: boolean): Kubernetes
 
 export async function runServiceMoves(kc: KubeConfig, moveSpec: ServiceMoveSpec, options: MoverOptions): Promise<MoveReport> {
   const started0 = nowMs();
-  const invalid = validateSpec(moveSpec);
+  const invalid = validateSpec(moveSpec, options);
   if (invalid.length > 0) throw moveError(invalid.join("\n"));
   const rest = await kubeRest(kc, { maxSockets: Math.max(WIDE_LANES, options.parallelism) + 8 });
   const ctx: Context = {
