@@ -112,6 +112,8 @@ export async function startSshd(opts: SshdOptions = {}): Promise<SshServer> {
                 child.stderr.on("data", (d: Buffer) => { stderr += d.toString(); });
                 child.once("error", reject);
                 child.once("close", (code) => resolve({ code: code ?? -1, stdout, stderr }));
+                // ssh can exit before reading its stdin (sshd still starting); its exit code says so, not an EPIPE.
+                child.stdin.on("error", () => {});
                 child.stdin.end(stdin);
             });
         } finally {
