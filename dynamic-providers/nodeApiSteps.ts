@@ -498,8 +498,22 @@ async function rejoin(run: StepRun): Promise<Record<string, unknown>> {
   const final = await run.readNode();
   if (!final) throw new Error(`node ${inputs.node}: disappeared during verification`);
   if (final.spec?.podCIDR !== planned) throw new Error(`node ${inputs.node}: spec.podCIDR is ${final.spec?.podCIDR ?? "empty"}, planned ${planned}`);
-  const differences = metadataDifferences(metadataOf(final), record.metadata);
-  if (differences.length > 0) throw new Error(`node ${inputs.node}: metadata differs from its backup after the restore: ${describeDifferences(differences)}`);
+  // The node lifecycle controller lifts the not-ready taint by patching the whole taint list computed from its
+  // cached Node, which can predate the restore above: a stale write can drop restored taints. Re-apply the restore
+  // until the Node matches its backup, and fail closed naming what still differs.
+  let differences = metadataDifferences(metadataOf(final), record.metadata);
+  await run.within(timeout, "the Node's metadata matching its backup", async () => {
+    const node = await run.readNode();
+    if (!node) return undefined;
+    differences = metadataDifferences(metadataOf(node), record.metadata);
+    if (differences.length === 0) return true;
+    const current = metadataOf(node);
+    const patch = metadataMergePatch(current, restoredMetadata(current, record.metadata));
+    await run.c.core.patchNode({ name: inputs.node, body: { ...patch, metadata: { ...patch.metadata, resourceVersion: node.metadata!.resourceVersion } } }, mergePatch()).catch((err) => {
+      if ((err as { code?: number }).code !== 409) throw describeKubeError(err, `restoring Node ${inputs.node}`, run.c.server);
+    });
+    return undefined;
+  }, () => `metadata differs from its backup after the restore: ${describeDifferences(differences)}`);
   await run.setPhase(phase, "restored");
   run.log(`verified: podCIDR ${planned}, metadata as before the move, ${record.daemonSets.length} DaemonSet pod(s) back`);
   return { podCIDR: planned, assignedPodCIDR: assigned, daemonSets: record.daemonSets, replacedPods: [...replaced].sort(), backupConfigMap: run.backupName(), elapsedSeconds: run.elapsedSeconds() };
