@@ -204,7 +204,7 @@ export function validateConfig(source: ConfigSource, context: ValidationContext 
   };
   const servicesRaw = r.object("services") ?? {};
   const services = {
-    parallelism: r.integer("services.parallelism", servicesRaw.parallelism, { min: 1, max: 500, fallback: 20 }),
+    parallelism: r.integer("services.parallelism", servicesRaw.parallelism, { min: 1, max: 500, fallback: 8 }),
     allowLoadBalancerRecreate: r.boolean("services.allowLoadBalancerRecreate", servicesRaw.allowLoadBalancerRecreate, false),
   };
   const snapshotRaw = r.object("snapshot") ?? {};

@@ -63,7 +63,7 @@ describe("lib/config validateConfig", () => {
     assert.deepEqual(config.dns, { namespace: "kube-system", name: "kube-dns" });
     assert.equal(config.nodeRollout.strategy, "reregister");
     assert.equal(config.nodeRollout.maxUnavailable, 1);
-    assert.equal(config.services.parallelism, 20);
+    assert.equal(config.services.parallelism, 8);
     assert.equal(config.services.allowLoadBalancerRecreate, false);
     assert.equal(config.nodes[0].port, 22);
     assert.equal(config.nodes[0].user, "ubuntu");
