@@ -477,7 +477,7 @@ async function deleteJournaled(ctx: Context, entry: JournalEntry, where: string)
 }
 
 /** Deletes (the vacated stand-in, or the original) and creates at toIP; returns the created object and the gap. */
-async function swapIn(ctx: Context, entry: JournalEntry, live: KubeObject | undefined, where: string): Promise<{ created: KubeObject; gapMillis: number; attempts: number }> {
+async function swapIn(ctx: Context, entry: JournalEntry, live: KubeObject | undefined, where: string): Promise<{ created: KubeObject; gapMillis: number; attempts: number; createdAt?: number; bridgedMillis?: number }> {
   const key = serviceKey(entry.namespace, entry.name);
   const oldUid = uidOf(entry.service);
   if (entry.vacate) {
@@ -500,10 +500,10 @@ async function swapIn(ctx: Context, entry: JournalEntry, live: KubeObject | unde
     const deleted = nowMs();
     faultPoint("after-vacate", key);
     const { created, attempts } = await createWhenFree(ctx, body, key, uidOf(standIn), where);
-    const gapMillis = nowMs() - deleted;
+    const createdAt = nowMs();
     await bridgeEndpointsTo(ctx, created, slicesPath, standInSlices, standInEndpoints);
     faultPoint("after-dns-bridge", key);
-    return { created, gapMillis, attempts };
+    return { created, gapMillis: createdAt - deleted, attempts, createdAt, bridgedMillis: nowMs() - createdAt };
   }
   if (live && uidOf(live) === oldUid && !live.metadata?.deletionTimestamp) {
     await deleteJournaled(ctx, entry, where);
@@ -550,12 +550,15 @@ async function bridgeEndpointsTo(ctx: Context, created: KubeObject, slicesPath: 
   }
 }
 
-/** Removes the bridge once the endpointslice controller has written the new Service's own slices. */
-async function removeBridge(ctx: Context, entry: JournalEntry, created: KubeObject, where: string): Promise<void> {
+/**
+ * Removes the bridge once the endpointslice controller has written the new Service's own slices; returns when
+ * those were first seen.
+ */
+async function removeBridge(ctx: Context, entry: JournalEntry, created: KubeObject, where: string): Promise<number | undefined> {
   const key = serviceKey(entry.namespace, entry.name);
   const slicesPath = await endpointSlicesPath(ctx, entry.namespace);
   const bridge = await ctx.rest.list(slicesPath, { labelSelector: `${SERVICE_NAME_LABEL}=${entry.name},${MANAGED_BY_LABEL}=${BRIDGE_MANAGER}` });
-  if (bridge.length === 0) return;
+  if (bridge.length === 0) return undefined;
   const deadline = nowMs() + ctx.options.kubernetesServiceTimeoutMs;
   for (;;) {
     const slices = await ctx.rest.list(slicesPath, { labelSelector: `${SERVICE_NAME_LABEL}=${entry.name}` });
@@ -565,7 +568,9 @@ async function removeBridge(ctx: Context, entry: JournalEntry, created: KubeObje
     }
     await sleep(POLL_MS);
   }
+  const seen = nowMs();
   await Promise.all(bridge.map((slice) => retrying(() => ctx.rest.delete(`${slicesPath}/${encodeURIComponent(slice.metadata!.name!)}`, { preconditions: { uid: uidOf(slice) } }).catch((err) => { if (!isStatus(err, 404)) throw err; }))));
+  return seen;
 }
 
 /** The journaled Service as it was, old IP included: what a rollback creates. */
@@ -610,6 +615,8 @@ interface Prepared {
 /** A move whose Service is back at its planned IP (and hand-made Endpoints restored); what is left is bookkeeping. */
 interface Swapped {
   prepared: Prepared;
+  /** When the create was accepted (DNS swap: the reference for the endpoint timings). */
+  createdAt?: number;
   created: KubeObject;
   result: MoveResult;
   /** Old uid → new uid, for the Service and its Endpoints: what dependents are re-linked by. */
@@ -669,6 +676,7 @@ async function swapMove(ctx: Context, prepared: Prepared): Promise<Swapped> {
   const where = journalWhere(ctx, request);
   const result: MoveResult = { namespace: request.namespace, name: request.name, outcome: prepared.outcome, fromIP: entry.fromIP, ip: entry.toIP };
   let created: KubeObject;
+  let swappedAt: number | undefined;
   if (prepared.live && uidOf(prepared.live) !== uidOf(entry.service)) {
     created = prepared.live; // an interrupted run had already created it
   } else {
@@ -683,6 +691,8 @@ async function swapMove(ctx: Context, prepared: Prepared): Promise<Swapped> {
     created = swapped.created;
     result.gapMillis = round(swapped.gapMillis);
     result.createAttempts = swapped.attempts;
+    if (swapped.bridgedMillis !== undefined) result.endpointsBridgedMillis = round(swapped.bridgedMillis);
+    swappedAt = swapped.createdAt;
     faultPoint("after-create", key);
     ctx.options.log?.(`Service ${key}: ${entry.fromIP} -> ${entry.toIP} (gap ${result.gapMillis} ms)`);
   }
@@ -697,7 +707,7 @@ async function swapMove(ctx: Context, prepared: Prepared): Promise<Swapped> {
     result.restoredEndpoints = true;
     faultPoint("after-endpoints-restore", key);
   }
-  return { prepared, created, result, uidMap };
+  return { prepared, created, result, uidMap, createdAt: swappedAt };
 }
 
 /** Phase 3: Endpoints settled, dependents re-linked, everything verified; then its journal entry may go. */
@@ -706,7 +716,10 @@ async function finishMove(ctx: Context, swapped: Swapped): Promise<void> {
   const key = serviceKey(entry.namespace, entry.name);
   const where = journalWhere(ctx, entry);
   if (entry.endpoints) await settleEndpoints(ctx, entry, swapped.uidMap);
-  if (entry.vacate) await removeBridge(ctx, entry, swapped.created, where);
+  if (entry.vacate) {
+    const seen = await removeBridge(ctx, entry, swapped.created, where);
+    if (seen !== undefined && swapped.createdAt !== undefined) swapped.result.controllerSliceMillis = round(seen - swapped.createdAt);
+  }
   swapped.result.relinkedDependents = await relinkDependents(ctx, entry, swapped.uidMap);
   faultPoint("after-dependents-relink", key);
   if (entry.endpoints || entry.dependents.length > 0) {

@@ -88,6 +88,12 @@ export interface MoveResult {
   ip: string;
   /** Milliseconds between the delete being accepted and the create being accepted (no object held the name/IP). */
   gapMillis?: number;
+  /**
+   * DNS swap only: milliseconds from the create being accepted to the stand-in's endpoints bridged to the new
+   * Service, and to the endpointslice controller's own slice for it being seen (polled every 50 ms).
+   */
+  endpointsBridgedMillis?: number;
+  controllerSliceMillis?: number;
   /** Create attempts (more than one when the old object lingered). */
   createAttempts?: number;
   /** Hand-made Endpoints put back. */

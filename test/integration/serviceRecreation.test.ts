@@ -261,10 +261,13 @@ describe("Service re-creation (real test bed, SDK dynamic-provider host)", funct
     const swapChecked = await host.check(swapUrn, {}, swapResource.rawInputs as Props);
     assert.deepEqual(swapChecked.failures, []);
     const swapped = await host.create(swapUrn, swapChecked.inputs);
-    const result = (swapped.outputs.results as Record<string, { outcome: string; gapMillis: number; ip: string }>)["kube-system/kube-dns"];
+    const result = (swapped.outputs.results as Record<string, { outcome: string; gapMillis: number; ip: string; endpointsBridgedMillis: number; controllerSliceMillis: number }>)["kube-system/kube-dns"];
     assert.equal(result.outcome, "moved");
     assert.equal(result.ip, "10.100.0.10");
     assert.equal(typeof result.gapMillis, "number");
+    // the stand-in's endpoints were bridged to the new kube-dns, and removed once the controller had written its own
+    assert.equal(typeof result.endpointsBridgedMillis, "number");
+    assert.equal(typeof result.controllerSliceMillis, "number");
 
     const dnsAfter = await rest.get(paths.service("kube-system", "kube-dns"));
     assert.deepEqual((dnsAfter.spec as { clusterIPs: string[] }).clusterIPs, ["10.100.0.10"]);
