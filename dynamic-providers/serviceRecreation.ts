@@ -34,9 +34,9 @@ import {
 
 export const SERVICE_RECREATION_PROVIDER_VERSION = "1";
 /**
- * Default bound when none is given: on the 2-core test bed, 4 swaps in flight moved 500 Services fastest and with
- * the smallest gaps (bench/services.bench.ts: more in flight only queue behind the apiserver's ClusterIP
- * allocator, every create and delete updates one etcd key, and each queued request lengthens the gap).
+ * Default bound when none is given: on the 2-core test bed, 4 swaps in flight gave the smallest gaps at nearly the
+ * best throughput (bench/services.bench.ts: beyond ~8 the swaps only queue behind the apiserver's ClusterIP
+ * allocator, where every create and delete updates one etcd key, and each queued request lengthens the gap).
  */
 const DEFAULT_PARALLELISM = 4;
 

@@ -483,17 +483,26 @@ async function swapIn(ctx: Context, entry: JournalEntry, live: KubeObject | unde
   if (entry.vacate) {
     // The final DNS swap: the old DNS Service (old IP, nobody resolves through it after the node rollout) goes
     // first, so that the stand-in's delete and the create at the final IP are back to back.
+    // What the DNS pods look like to kube-proxy, for the endpoint bridge (see endpointBridge.ts): the stand-in's
+    // slices, or, while a busy endpointslice controller has not written those yet, the old DNS Service's own
+    // (same selector, same ports), read before it goes.
+    const slicesPath = await endpointSlicesPath(ctx, entry.namespace);
+    const controllerSlices = (service: string) => ctx.rest.list(slicesPath, { labelSelector: `${SERVICE_NAME_LABEL}=${service},${MANAGED_BY_LABEL}=endpointslice-controller.k8s.io` });
+    let oldSlices: KubeObject[] = [];
+    let oldEndpoints: KubeObject | undefined;
     if (live && uidOf(live) === oldUid) {
+      oldSlices = (await controllerSlices(entry.name)).filter((slice) => ownerUidsOf(slice).includes(oldUid!));
+      oldEndpoints = await ctx.rest.getOptional(paths.endpoints(entry.namespace, entry.name));
       if (!live.metadata?.deletionTimestamp) await deleteJournaled(ctx, entry, where);
       await waitGone(ctx, entry, oldUid);
       faultPoint("after-old-dns-delete", key);
     }
     const { body } = buildRecreateBody(entry.service, entry.fromIP, entry.toIP);
     const standIn = await ctx.rest.getOptional(paths.service(entry.vacate.namespace, entry.vacate.name));
-    // what the stand-in's pods look like to kube-proxy, for the endpoint bridge (see endpointBridge.ts)
-    const slicesPath = await endpointSlicesPath(ctx, entry.namespace);
-    const standInSlices = standIn ? await ctx.rest.list(slicesPath, { labelSelector: `${SERVICE_NAME_LABEL}=${entry.vacate.name},${MANAGED_BY_LABEL}=endpointslice-controller.k8s.io` }) : [];
-    const standInEndpoints = standIn ? await ctx.rest.getOptional(paths.endpoints(entry.vacate.namespace, entry.vacate.name)) : undefined;
+    const fromStandIn = standIn ? await controllerSlices(entry.vacate.name) : [];
+    const standInSlices = fromStandIn.some(hasEndpoints) ? fromStandIn : oldSlices;
+    const fromStandInEndpoints = standIn ? await ctx.rest.getOptional(paths.endpoints(entry.vacate.namespace, entry.vacate.name)) : undefined;
+    const standInEndpoints = Array.isArray(fromStandInEndpoints?.subsets) && fromStandInEndpoints!.subsets.length > 0 ? fromStandInEndpoints : oldEndpoints;
     if (standIn && clusterIpsOf(standIn).includes(entry.toIP)) {
       await deleteService(ctx, entry.vacate, uidOf(standIn), where);
     }
@@ -526,6 +535,14 @@ function verifyService(entry: JournalEntry, live: KubeObject, where: string): vo
   if (differences.length > 0) {
     throw moveError(`Service ${key} at ${entry.toIP} differs from its original in ${differences.join(", ")}; ${where} keeps the original: compare, fix, and run again`);
   }
+}
+
+function ownerUidsOf(object: KubeObject): string[] {
+  return (object.metadata?.ownerReferences ?? []).map((ref) => ref.uid);
+}
+
+function hasEndpoints(slice: KubeObject): boolean {
+  return Array.isArray(slice.endpoints) && slice.endpoints.length > 0;
 }
 
 /** Where this cluster serves EndpointSlices (discovery.k8s.io/v1 from 1.21, v1beta1 on 1.20). */

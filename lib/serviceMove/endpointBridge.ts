@@ -8,7 +8,8 @@ import { MANAGED_BY_LABEL } from "./dependents";
  * bench/services.bench.ts). For the DNS Service that is an outage of every lookup in the cluster. The stand-in
  * that held the final IP until the swap selects the very same pods, so its EndpointSlices and Endpoints are the
  * new Service's, and are copied to it right after the create: kube-proxy merges every slice labelled with the
- * Service's name, whoever manages it.
+ * Service's name, whoever manages it. (After mass moves the controller may not have written the stand-in's yet;
+ * the old DNS Service's own, read before its delete, serve then: same selector, same ports.)
  *
  * The copied slices are labelled managed-by cidr-migration.io (the endpointslice controller leaves slices it does
  * not manage alone) and owned by the new Service; they are removed as soon as the controller's own slices for the
