@@ -1,5 +1,5 @@
 // A real Kubernetes control plane on loopback: etcd + kube-apiserver +
-// kube-controller-manager v1.20.2 with TLS from a throwaway CA, on free ports,
+// kube-controller-manager (the version CIDR_MIGRATION_KUBE_VERSION picks) with TLS from a throwaway CA, on free ports,
 // in a temp dir. Components can be restarted with other CIDR flags, which is
 // exactly what a CIDR migration does to a kubeadm cluster.
 import { KubeConfig } from "@kubernetes/client-node";
@@ -8,6 +8,7 @@ import * as os from "os";
 import * as path from "path";
 import { EtcdProcess, freePort, httpGet, startEtcd } from "./etcd";
 import { KubeBinaries, resolveKubeBinaries } from "./kubeBinaries";
+import { minorNumber } from "./kubeVersion";
 import { writeKubeconfig } from "./kubeconfig";
 import { createPki, generateKey, IssuedCert, Pki, writePublicKey } from "./pki";
 import { ManagedProcess, startProcess, waitUntil } from "./processes";
@@ -103,6 +104,7 @@ function isPortRace(err: unknown): boolean {
 
 export async function startTestCluster(opts: TestClusterOptions): Promise<TestCluster> {
     const binaries: KubeBinaries = resolveKubeBinaries();
+    const legacyInsecurePorts = minorNumber() < 24;
     const ownsDir = opts.dir === undefined;
     const dir = opts.dir ?? fs.mkdtempSync(path.join(os.tmpdir(), "cidr-testbed-"));
     fs.mkdirSync(dir, { recursive: true });
@@ -127,7 +129,8 @@ export async function startTestCluster(opts: TestClusterOptions): Promise<TestCl
             `--secure-port=${port}`,
             "--bind-address=127.0.0.1",
             "--advertise-address=127.0.0.1",
-            "--insecure-port=0",
+            // removed in 1.24; before that it defaulted to an open HTTP port
+            ...(legacyInsecurePorts ? ["--insecure-port=0"] : []),
             `--cert-dir=${path.join(dir, "apiserver-certs")}`,
             `--tls-cert-file=${certs.apiserverServing.certPath}`,
             `--tls-private-key-file=${certs.apiserverServing.keyPath}`,
@@ -208,7 +211,7 @@ export async function startTestCluster(opts: TestClusterOptions): Promise<TestCl
             "--leader-elect=false",
             "--bind-address=127.0.0.1",
             `--secure-port=${port}`,
-            "--port=0",
+            ...(legacyInsecurePorts ? ["--port=0"] : []),
             `--tls-cert-file=${certs.controllerManagerServing.certPath}`,
             `--tls-private-key-file=${certs.controllerManagerServing.keyPath}`,
             `--root-ca-file=${certs.pki.caCertPath}`,

@@ -1,15 +1,16 @@
-// A real etcd (Debian etcd-server 3.4) on free loopback ports. Never the default
-// 2379: Debian's package may have started a system etcd there.
+// A real etcd (the one paired with the test-bed Kubernetes version, see kubeVersion.ts) on free loopback ports.
+// Never the default 2379: Debian's package may have started a system etcd there.
 import * as fs from "fs";
 import * as https from "https";
 import * as http from "http";
 import * as net from "net";
 import * as os from "os";
 import * as path from "path";
+import { etcdBinary } from "./kubeBinaries";
 import { createPki } from "./pki";
 import { ManagedProcess, startProcess, waitUntil } from "./processes";
 
-export const ETCD_BINARY = process.env.CIDR_MIGRATION_ETCD ?? "/usr/bin/etcd";
+export const ETCD_BINARY = etcdBinary("etcd");
 
 export interface EtcdTls { caCertPath: string; certPath: string; keyPath: string; }
 
@@ -99,7 +100,7 @@ async function startOnce(dir: string, dataDir: string, opts: StartEtcdOptions, t
 
 export async function startEtcd(opts: StartEtcdOptions = {}): Promise<EtcdProcess> {
     if (!fs.existsSync(ETCD_BINARY)) {
-        throw new Error(`etcd binary ${ETCD_BINARY} is missing: run test/testbed/install.sh (installs Debian etcd-server)`);
+        throw new Error(`etcd binary ${ETCD_BINARY} is missing: run test/testbed/install.sh (as root; it builds the etcd paired with CIDR_MIGRATION_KUBE_VERSION, or installs Debian etcd-server for 1.20)`);
     }
     const ownsDir = opts.dir === undefined;
     const dir = opts.dir ?? fs.mkdtempSync(path.join(os.tmpdir(), "cidr-etcd-"));

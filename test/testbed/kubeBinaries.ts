@@ -1,20 +1,18 @@
-// Where the test bed finds kube-apiserver and kube-controller-manager v1.20.2:
-// KUBEBUILDER_ASSETS (the envtest convention) first, else the cache that
-// test/testbed/install.sh fills by building Debian's kubernetes source once.
+// Where the test bed finds its Kubernetes and etcd binaries for the version CIDR_MIGRATION_KUBE_VERSION picks:
+// KUBEBUILDER_ASSETS (the envtest convention) first, else the cache that test/testbed/install.sh fills (built from
+// the Go module proxy; v1.20.2 from Debian's kubernetes source package).
 import * as fs from "fs";
-import * as os from "os";
 import * as path from "path";
-
-export const KUBE_VERSION = "1.20.2";
+import { cacheRoot, resolveTestBedVersion, TestBedVersion } from "./kubeVersion";
 
 export interface KubeBinaries { apiserver: string; controllerManager: string; }
 
-export function cacheRoot(): string {
-    return process.env.CIDR_MIGRATION_CACHE ?? path.join(os.homedir(), ".cache", "cidr-migration");
+export function cachedKubeBinDir(version: TestBedVersion = resolveTestBedVersion()): string {
+    return path.join(cacheRoot(), `kube-${version.kube}`, "bin");
 }
 
-export function cachedKubeBinDir(): string {
-    return path.join(cacheRoot(), `kube-${KUBE_VERSION}`, "bin");
+export function cachedEtcdBinDir(version: TestBedVersion = resolveTestBedVersion()): string | undefined {
+    return version.etcd === "debian" ? undefined : path.join(cacheRoot(), `etcd-${version.etcd}`, "bin");
 }
 
 function executable(file: string): boolean {
@@ -26,21 +24,40 @@ function executable(file: string): boolean {
     }
 }
 
+function searchedDirs(): string[] {
+    return [process.env.KUBEBUILDER_ASSETS, cachedKubeBinDir()].filter((dir): dir is string => !!dir);
+}
+
 /** envtest assets ship kube-apiserver but usually no kube-controller-manager: each binary is looked up on its own. */
-function findBinary(name: string): string | undefined {
-    const dirs = [process.env.KUBEBUILDER_ASSETS, cachedKubeBinDir()].filter((dir): dir is string => !!dir);
-    return dirs.map((dir) => path.join(dir, name)).find(executable);
+export function findKubeBinary(name: string): string | undefined {
+    return searchedDirs().map((dir) => path.join(dir, name)).find(executable);
+}
+
+function missingError(missing: string[]): Error {
+    const version = resolveTestBedVersion();
+    const searched = [process.env.KUBEBUILDER_ASSETS ? `KUBEBUILDER_ASSETS=${process.env.KUBEBUILDER_ASSETS}` : undefined, cachedKubeBinDir()]
+        .filter(Boolean).join(" and ");
+    return new Error(`test bed: ${missing.join(" and ")} ${version.kube} not found in ${searched}: run test/testbed/install.sh (as root; CIDR_MIGRATION_KUBE_VERSION=${version.minor}) to build them once, or set KUBEBUILDER_ASSETS to a directory holding them`);
+}
+
+export function requireKubeBinary(name: string): string {
+    const found = findKubeBinary(name);
+    if (!found) throw missingError([name]);
+    return found;
 }
 
 export function resolveKubeBinaries(): KubeBinaries {
-    const apiserver = findBinary("kube-apiserver");
-    const controllerManager = findBinary("kube-controller-manager");
+    const apiserver = findKubeBinary("kube-apiserver");
+    const controllerManager = findKubeBinary("kube-controller-manager");
     const missing = [apiserver ? undefined : "kube-apiserver", controllerManager ? undefined : "kube-controller-manager"]
         .filter((name): name is string => !!name);
-    if (!apiserver || !controllerManager) {
-        const searched = [process.env.KUBEBUILDER_ASSETS ? `KUBEBUILDER_ASSETS=${process.env.KUBEBUILDER_ASSETS}` : undefined, cachedKubeBinDir()]
-            .filter(Boolean).join(" and ");
-        throw new Error(`test bed: ${missing.join(" and ")} not found in ${searched}: run test/testbed/install.sh (as root) to build them once, or set KUBEBUILDER_ASSETS to a directory holding them`);
-    }
+    if (!apiserver || !controllerManager) throw missingError(missing);
     return { apiserver, controllerManager };
+}
+
+/** etcd, etcdctl or etcdutl of the etcd paired with the test-bed version; CIDR_MIGRATION_ETCD overrides etcd itself. */
+export function etcdBinary(name: "etcd" | "etcdctl" | "etcdutl" = "etcd"): string {
+    if (name === "etcd" && process.env.CIDR_MIGRATION_ETCD) return process.env.CIDR_MIGRATION_ETCD;
+    const dir = cachedEtcdBinDir();
+    return dir ? path.join(dir, name) : path.join("/usr/bin", name);
 }

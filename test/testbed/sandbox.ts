@@ -8,7 +8,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { startTestCluster, TestCluster } from "./controlPlane";
 import { httpGet } from "./etcd";
-import { cacheRoot } from "./kubeBinaries";
+import { cacheRoot } from "./kubeVersion";
 import { killPid, pidAlive, sleep } from "./processes";
 import { OLD_CLUSTER_DNS_IP, OLD_NODE_CIDR_MASK_SIZE, OLD_POD_CIDR, OLD_SERVICE_CIDR, SeededWorkload, seedWorkload } from "./seed";
 

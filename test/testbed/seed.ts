@@ -12,6 +12,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { parse, stringify } from "yaml";
 import { registerNode, waitForPodCIDR } from "./kubelet";
+import { resolveTestBedVersion } from "./kubeVersion";
 import { sleep } from "./processes";
 
 /** The old ranges the sandbox is seeded in (kubeadm's and Calico's/flannel's usual defaults). */
@@ -20,7 +21,7 @@ export const OLD_POD_CIDR = "10.244.0.0/16";
 export const OLD_NODE_CIDR_MASK_SIZE = 24;
 /** kubeadm puts kube-dns at the tenth IP of the service range */
 /** The version the test bed's binaries are, and what the seeded kubeadm objects say they run. */
-export const KUBE_VERSION = "v1.20.2";
+export const KUBE_VERSION = `v${resolveTestBedVersion().kube}`;
 export const OLD_CLUSTER_DNS_IP = "10.96.0.10";
 export const CALICO_BLOCK_SIZE = 26;
 

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Runs the whole integration suite once per test-bed Kubernetes version and prints a version × suite table.
+# Arguments: minors or exact versions, or the words newest, legacy, matrix (from test/testbed/versions.json).
+# Exit status: non-zero when any version failed. The binaries must be built (test/testbed/install.sh VERSION...).
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 2
+versions_file=test/testbed/versions.json
+resolved=()
+for arg in "$@"; do
+  case "$arg" in
+    newest|legacy) resolved+=("$(jq -r ".$arg" "$versions_file")") ;;
+    matrix) mapfile -t -O "${#resolved[@]}" resolved < <(jq -r '.matrix[]' "$versions_file") ;;
+    *) resolved+=("$arg") ;;
+  esac
+done
+rows=()
+failed=0
+for version in "${resolved[@]}"; do
+  log=$(mktemp)
+  start=$(date +%s)
+  echo "=== integration suite on Kubernetes $version"
+  CIDR_MIGRATION_KUBE_VERSION="$version" npx mocha --config .mocharc.integration.json 'test/integration/**/*.test.ts' 2>&1 | tee "$log"
+  status=${PIPESTATUS[0]}
+  totals=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
+  [ "$status" -eq 0 ] || failed=1
+  rows+=("$(printf '| %s | %s | %s | %s s |' "$version" "$([ "$status" -eq 0 ] && echo pass || echo FAIL)" "${totals:-no totals (exit $status)}" "$(( $(date +%s) - start ))")")
+  rm -f "$log"
+done
+echo
+echo "| Kubernetes | integration suite | tests | time |"
+echo "|---|---|---|---|"
+printf '%s\n' "${rows[@]}"
+exit "$failed"

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Builds kube-apiserver, kube-controller-manager, kubeadm and kubectl for one Kubernetes version from the Go
+# module proxy, into $CIDR_MIGRATION_CACHE/kube-<version>/bin. Skipped when the cache already has them.
+# Usage: kube.sh 1.37.2
+# The k8s.io/kubernetes module zip leaves out staging/ and its go.mod replaces every staging module with
+# ./staging/..., so a wrapper module requires each staging module at v0.<minor>.<patch> instead.
+set -euo pipefail
+version="$1"
+minor=$(echo "$version" | cut -d. -f2)
+cache_dir="${CIDR_MIGRATION_CACHE:-$HOME/.cache/cidr-migration}"
+bin_dir="$cache_dir/kube-$version/bin"
+programs=(kube-apiserver kube-controller-manager kubeadm kubectl)
+# Bump when the recipe changes, so stale cached binaries are rebuilt.
+stamp="go-module-build-1"
+missing=()
+for p in "${programs[@]}"; do [ -x "$bin_dir/$p" ] || missing+=("$p"); done
+if [ "${#missing[@]}" -eq 0 ] && [ "$(cat "$cache_dir/kube-$version/BUILD" 2>/dev/null)" = "$stamp" ]; then
+  echo "test bed: kube $version cached in $bin_dir"; exit 0
+fi
+start=$(date +%s)
+work="$cache_dir/build/kube-$version"
+rm -rf "$work"; mkdir -p "$work"; cd "$work"
+go mod init wrapper >/dev/null 2>&1
+gomod=$(go mod download -json "k8s.io/kubernetes@v$version" | jq -r .GoMod)
+go mod edit -go="$(awk '$1=="go"{print $2; exit}' "$gomod")" -require="k8s.io/kubernetes@v$version"
+# godebug lines change runtime defaults the upstream binaries are built with
+awk '$1=="godebug" && $2!="(" {print $2}' "$gomod" | while read -r kv; do go mod edit -godebug="$kv"; done
+awk '/^godebug \($/{f=1;next} f&&/^\)/{f=0} f{print $1}' "$gomod" | while read -r kv; do go mod edit -godebug="$kv"; done
+awk '$2=="=>" && $3 ~ /^\.\/staging/ {print $1}' "$gomod" | while read -r m; do
+  go mod edit -replace="$m=$m@v0.$minor.${version##*.}"
+done
+packages=("${programs[@]/#/k8s.io/kubernetes/cmd/}")
+go get "${packages[@]/%/@v$version}" >/dev/null 2>&1 || go get "${packages[@]/%/@v$version}"
+ld=""
+for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+  ld+="-X $pkg.gitVersion=v$version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean "
+done
+mkdir -p out
+CGO_ENABLED=0 go build -trimpath -pgo=off -ldflags "$ld" -o out/ "${packages[@]}"
+mkdir -p "$bin_dir"
+for p in "${programs[@]}"; do cp "out/$p" "$bin_dir/.$p.new"; mv -f "$bin_dir/.$p.new" "$bin_dir/$p"; done
+echo "$stamp" > "$cache_dir/kube-$version/BUILD"
+cd /; rm -rf "$work"
+echo "test bed: built kube $version in $(( $(date +%s) - start )) s into $bin_dir"
