@@ -34,14 +34,15 @@ export function kubeconfigText(source: { path?: string; content?: Sensitive }, w
   }
 }
 
-const UNREACHABLE_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EHOSTUNREACH", "ETIMEDOUT", "ECONNRESET", "EAI_AGAIN", "UND_ERR_CONNECT_TIMEOUT"]);
+// An array, not a Set: provider code is serialized by value and a Set does not survive it.
+const UNREACHABLE_CODES: readonly string[] = ["ECONNREFUSED", "ENOTFOUND", "EHOSTUNREACH", "ETIMEDOUT", "ECONNRESET", "EAI_AGAIN", "UND_ERR_CONNECT_TIMEOUT"];
 
 /** Translates a client-node failure into a one-line UserError (exit 2) or UnreachableError (exit 3). */
 export function describeKubeError(err: unknown, action: string, server?: string): UserError {
   const code = (err as { code?: unknown }).code;
   const cause = (err as { cause?: { code?: string } }).cause?.code;
   const errno = typeof code === "string" ? code : cause;
-  if (errno && UNREACHABLE_CODES.has(errno)) {
+  if (errno && UNREACHABLE_CODES.includes(errno)) {
     return new UnreachableError(`cannot reach the cluster${server ? ` at ${server}` : ""} while ${action} (${errno}); check the kubeconfig's server and that the apiserver is up`);
   }
   if (typeof code === "number") {

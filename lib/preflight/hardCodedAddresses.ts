@@ -15,23 +15,25 @@ import { isMigratedControlPlanePod } from "./controlPlanePods";
 export const SERVICE_RANGE_LABEL = "old Service range";
 export const POD_RANGE_LABEL = "old Pod range";
 
+// The lists below are arrays, not Sets: provider code is serialized by value and a Set does not survive it.
+
 /** ConfigMaps the migration itself rewrites (cluster-config and cni phases): their old ranges are expected. */
-const MIGRATION_MANAGED_CONFIGMAPS = new Set(["kube-system/kube-proxy", "kube-system/kubeadm-config", "kube-system/kubelet-config", "kube-system/cilium-config"]);
+const MIGRATION_MANAGED_CONFIGMAPS: readonly string[] = ["kube-system/kube-proxy", "kube-system/kubeadm-config", "kube-system/kubelet-config", "kube-system/cilium-config"];
 const isManagedConfigMap = (meta: V1ObjectMeta | undefined) =>
-  MIGRATION_MANAGED_CONFIGMAPS.has(keyOf(meta)) ||
+  MIGRATION_MANAGED_CONFIGMAPS.includes(keyOf(meta)) ||
   (meta?.namespace === "kube-system" && /^kubelet-config-\d+\.\d+$/.test(meta.name ?? "")) ||
   meta?.name === "kube-flannel-cfg";
 
 /** Annotations the CNI writes with each pod's own address: they follow the pod and are not hard-coded. */
-const CNI_POD_ANNOTATIONS = new Set([
+const CNI_POD_ANNOTATIONS: readonly string[] = [
   "cni.projectcalico.org/podIP",
   "cni.projectcalico.org/podIPs",
   "k8s.v1.cni.cncf.io/network-status",
   "k8s.v1.cni.cncf.io/networks-status",
-]);
+];
 
 /** Pods of these controllers are scanned through their owner's template, once, instead of once per replica. */
-const TEMPLATED_OWNERS = new Set(["ReplicaSet", "StatefulSet", "DaemonSet"]);
+const TEMPLATED_OWNERS: readonly string[] = ["ReplicaSet", "StatefulSet", "DaemonSet"];
 
 /** Mirrored EndpointSlices copy a selector-less Service's Endpoints; reporting both would say everything twice. */
 const MIRRORED_SLICE = "endpointslicemirroring-controller.k8s.io";
@@ -154,12 +156,12 @@ export function checkHardCodedAddresses(input: PreflightInput): Finding[] {
 }
 
 function isTemplated(pod: V1Pod): boolean {
-  return (pod.metadata?.ownerReferences ?? []).some((o) => o.controller && TEMPLATED_OWNERS.has(o.kind));
+  return (pod.metadata?.ownerReferences ?? []).some((o) => o.controller && TEMPLATED_OWNERS.includes(o.kind));
 }
 
-function visitAnnotations(meta: V1ObjectMeta | undefined, prefix: string, visit: Visit, skip?: ReadonlySet<string>): void {
+function visitAnnotations(meta: V1ObjectMeta | undefined, prefix: string, visit: Visit, skip?: readonly string[]): void {
   for (const [k, v] of Object.entries(meta?.annotations ?? {})) {
-    if (!skip?.has(k)) visit(keyPath(prefix, k), v);
+    if (!skip?.includes(k)) visit(keyPath(prefix, k), v);
   }
 }
 

@@ -27,6 +27,12 @@ const HOST_SCRIPT = path.join(REPO_ROOT, "node_modules", "@pulumi", "pulumi", "c
 /** The host's own copy of require-from-string. */
 const REQUIRE_FROM_STRING = require.resolve("require-from-string", { paths: [path.dirname(HOST_SCRIPT)] });
 const METHODS = ["check", "diff", "create", "update", "delete", "read", "configure"] as const;
+/**
+ * What the serializer writes for a captured value whose methods need the built-in's internal slots: a plain object
+ * holding copied methods (`value: global.Set.prototype.has`) or `Object.create(global.Set.prototype)`. Either throws
+ * at run time ("Method Set.prototype.has called on incompatible receiver"), so no provider may carry one.
+ */
+const UNREBUILDABLE = /global\.(Set|Map|WeakMap|WeakSet|WeakRef|Symbol|Date)\.prototype\b/;
 
 type Provider = pulumi.dynamic.ResourceProvider;
 interface Discovered { file: string; name: string; provider: Provider }
@@ -113,6 +119,12 @@ function loadInFreshHost(text: string, mode: "methods" | "value"): { methods?: s
 
 const PROVIDERS = discover();
 
+const serializedText = new Map<Provider, Promise<string>>();
+function serialized(provider: Provider): Promise<string> {
+  if (!serializedText.has(provider)) serializedText.set(provider, serializeDynamicProvider(provider));
+  return serializedText.get(provider) as Promise<string>;
+}
+
 after(() => {
   if (scratch) fs.rmSync(scratch, { recursive: true, force: true });
   scratch = undefined;
@@ -138,14 +150,37 @@ describe("dynamic providers: serialized as __provider and loaded by the provider
     }
   });
 
+  it("the marker matches what the serializer writes for a captured Set, Map, WeakMap, WeakSet, Symbol and Date", async () => {
+    const set = new Set(["a"]);
+    const map = new Map([["a", 1]]);
+    const weakMap = new WeakMap<object, number>();
+    const weakSet = new WeakSet<object>();
+    const symbol = Symbol("a");
+    const date = new Date(0);
+    const captures: Array<() => unknown> = [
+      () => set.has("a"), () => [...set], () => map.get("a"), () => weakMap.get({}), () => weakSet.has({}), () => symbol, () => date.getTime(),
+    ];
+    for (const capture of captures) {
+      const { text } = await pulumi.runtime.serializeFunction(capture, { allowSecrets: true });
+      assert.match(text, UNREBUILDABLE, `no marker in the serialization of ${capture}:\n${text}`);
+    }
+  });
+
   for (const { file, name, provider } of PROVIDERS) {
     it(`${name} (${file}) loads with its methods`, async () => {
-      const text = await serializeDynamicProvider(provider);
+      const text = await serialized(provider);
       const loaded = loadInFreshHost(text, "methods");
       assert.equal(loaded.error, undefined, `${name} does not load in the provider host:\n${loaded.error}`);
       const expected = METHODS.filter((m) => typeof (provider as unknown as Record<string, unknown>)[m] === "function");
       assert.ok(expected.includes("create"), `${name} has no create`);
       assert.deepEqual(loaded.methods, expected);
+    });
+
+    it(`${name} (${file}) captures no Set, Map, WeakMap, WeakSet, WeakRef, Symbol or Date`, async () => {
+      const text = await serialized(provider);
+      const offending = text.split("\n").filter((line) => UNREBUILDABLE.test(line)).map((line) => line.trim().slice(0, 200));
+      const markers = [...new Set(text.match(new RegExp(UNREBUILDABLE, "g")) ?? [])];
+      assert.ok(markers.length === 0, `${name} (${file}) captures a value the closure serializer cannot rebuild (${markers.join(", ")}); use an array or plain object at module level, or build it inside the function:\n${offending.join("\n")}`);
     });
   }
 });
