@@ -16,6 +16,7 @@ import { NodeRollout } from "./components/nodeRollout";
 import { readStackConfig, secretInput } from "./components/stackConfig";
 import { PreflightGate, Verification } from "./dynamic-providers/clusterAudit";
 import { EtcdSnapshot } from "./dynamic-providers/etcdSnapshot";
+import { ServiceCidrSwitch } from "./dynamic-providers/serviceCidrSwitch";
 import { ServiceRecreation } from "./dynamic-providers/serviceRecreation";
 import { cidrContains } from "./lib/cidr";
 import { discoverInventory } from "./lib/discovery";
@@ -77,6 +78,11 @@ export = async () => {
   }, { dependsOn: [controlPlane] });
 
   // 4. Services: every planned move, journaled; the kubernetes Service re-created by the apiserver at the new first IP.
+  //    On the ServiceCIDR API (1.33+) a ServiceCIDR for the new range opens first and the old default is retired.
+  const serviceCidrRange = { kubeconfig, from: config.serviceCidr.from, to: config.serviceCidr.to };
+  const serviceCidrOpen = inventory.serviceCidrs
+    ? new ServiceCidrSwitch("service-cidr-open", { ...serviceCidrRange, step: "open" }, { dependsOn: [certs] })
+    : undefined;
   const serviceMoves = serviceMovesFromPlan(plan);
   const services = new ServiceRecreation("services", {
     kubeconfig,
@@ -85,7 +91,7 @@ export = async () => {
     parallelism: config.services.parallelism,
     allowLoadBalancerRecreate: config.services.allowLoadBalancerRecreate,
     serviceCidr: config.serviceCidr.to,
-  }, { dependsOn: [certs] });
+  }, { dependsOn: [serviceCidrOpen ?? certs] });
 
   // 5. DNS, first half: a stand-in Service answers at the final DNS IP before any node switches to it.
   const dns = { namespace: plan.dns.namespace, name: plan.dns.name };
@@ -134,8 +140,13 @@ export = async () => {
     ? new DnsFinalSwap("dns-final", { kubeconfig, dns, fromIP: serviceMoves.dns.fromIP, toIP: serviceMoves.dns.toIP, temporary: dnsTemporary }, { dependsOn: [allocation] })
     : undefined;
 
+  // 5''. ServiceCIDR API: once nothing is left in the old range, the apiserver's new default replaces the old one.
+  const serviceCidrClose = serviceCidrOpen
+    ? new ServiceCidrSwitch("service-cidr-close", { ...serviceCidrRange, step: "close" }, { dependsOn: [dnsFinal ?? allocation, services] })
+    : undefined;
+
   // 9. kube-proxy: clusterCIDR, then a rolling restart.
-  const kubeProxy = new KubeProxyConfig("kube-proxy", { podCidr: config.podCidr.to, runId }, { ...kube, dependsOn: [dnsFinal ?? allocation] });
+  const kubeProxy = new KubeProxyConfig("kube-proxy", { podCidr: config.podCidr.to, runId }, { ...kube, dependsOn: [serviceCidrClose ?? dnsFinal ?? allocation] });
 
   // 10. the old Calico pool goes only once no IPAM block or affinity is left in it.
   const oldPoolRemoval = plan.cni === "calico" && oldPool

@@ -30,6 +30,7 @@ import { startTestCluster } from "../test/testbed/controlPlane";
 import { cachedKubeBinDir } from "../test/testbed/kubeBinaries";
 import { registerNode } from "../test/testbed/kubelet";
 import { mapIp, runReadyPod } from "../test/support/serviceShapes";
+import { enterNewServiceRange } from "../test/support/serviceRangePhase";
 
 const execFileAsync = promisify(execFile);
 const COUNT = Number(process.env.BENCH_SERVICES ?? 500);
@@ -199,7 +200,7 @@ async function main(): Promise<void> {
     await runReadyPod(rest, "kube-system", "coredns-1", { "k8s-app": "kube-dns" }, "node-1", "10.244.0.53");
     console.log(`seeded ${(PARALLELISMS.length + 1) * COUNT} Services in ${OLD_RANGE} in ${((performance.now() - seedStart) / 1000).toFixed(1)} s`);
     rest.close();
-    await cluster.restartApiserver({ serviceClusterIpRange: NEW_RANGE });
+    await enterNewServiceRange(cluster, OLD_RANGE, NEW_RANGE);
     rest = await kubeRest(cluster.kubeConfig());
     console.log(`kube-apiserver now serves ${NEW_RANGE}; the Services still hold their old IPs`);
 

@@ -1,7 +1,7 @@
 import { CoreV1Api, CustomObjectsApi, KubeConfig, V1ConfigMap, V1Node, V1Service, VersionApi } from "@kubernetes/client-node";
 import { parse } from "yaml";
 import { describeKubeError, isNotFound } from "./kubeClient";
-import { CalicoPoolInfo, CniInfo, Inventory, NodeInfo, ServiceInfo } from "./inventory";
+import { CalicoPoolInfo, CniInfo, Inventory, NodeInfo, ServiceCidrInfo, ServiceInfo } from "./inventory";
 
 /** Live cluster → Inventory. Read-only: only get and list calls. */
 
@@ -17,12 +17,13 @@ export async function discoverInventory(kc: KubeConfig): Promise<Inventory> {
     });
 
   const version = await guard("reading the server version", kc.makeApiClient(VersionApi).getCode());
-  const [services, nodes, kubeProxy, kubeadm, cni] = await Promise.all([
+  const [services, nodes, kubeProxy, kubeadm, cni, serviceCidrs] = await Promise.all([
     guard("listing Services", listAll((c) => core.listServiceForAllNamespaces({ limit: PAGE, _continue: c }))),
     guard("listing Nodes", listAll((c) => core.listNode({ limit: PAGE, _continue: c }))),
     guard("reading ConfigMap kube-system/kube-proxy", optionalConfigMap(core, "kube-system", "kube-proxy")),
     guard("reading ConfigMap kube-system/kubeadm-config", optionalConfigMap(core, "kube-system", "kubeadm-config")),
     guard("discovering the CNI", discoverCni(kc, core)),
+    guard("listing ServiceCIDRs (networking.k8s.io/v1)", discoverServiceCidrs(kc)),
   ]);
   const kubelet = await guard(
     "reading ConfigMap kube-system/kubelet-config",
@@ -39,7 +40,24 @@ export async function discoverInventory(kc: KubeConfig): Promise<Inventory> {
     kubeadmConfig: kubeadm ? parseKubeadmConfig(kubeadm) : undefined,
     kubeletConfig: kubelet ? parseKubeletConfig(kubelet) : undefined,
     cni,
+    ...(serviceCidrs ? { serviceCidrs } : {}),
   };
+}
+
+/** undefined when networking.k8s.io/v1 has no ServiceCIDR (before 1.33, or the API turned off). */
+async function discoverServiceCidrs(kc: KubeConfig): Promise<ServiceCidrInfo[] | undefined> {
+  let list: { items: { metadata?: { name?: string; deletionTimestamp?: string }; spec?: { cidrs?: string[] } }[] };
+  try {
+    list = (await kc.makeApiClient(CustomObjectsApi).listClusterCustomObject({ group: "networking.k8s.io", version: "v1", plural: "servicecidrs" })) as typeof list;
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+  return list.items.map((item) => ({
+    name: item.metadata?.name ?? "",
+    cidrs: item.spec?.cidrs ?? [],
+    terminating: item.metadata?.deletionTimestamp !== undefined,
+  })).sort((a, b) => a.name.localeCompare(b.name));
 }
 
 async function listAll<T>(page: (cont: string | undefined) => Promise<{ items: T[]; metadata?: { _continue?: string } }>): Promise<T[]> {

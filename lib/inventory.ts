@@ -57,4 +57,15 @@ export interface Inventory {
   /** kube-system/kubelet-config (kubelet-config-1.NN before kubeadm 1.24) key kubelet; configMapName says which. */
   kubeletConfig?: { configMapName: string; clusterDNS: string[] };
   cni: CniInfo;
+  /**
+   * networking.k8s.io/v1 ServiceCIDR objects (1.33+), or undefined when the apiserver does not serve them (the
+   * legacy allocator: --service-cluster-ip-range alone decides).
+   */
+  serviceCidrs?: ServiceCidrInfo[];
+}
+
+export interface ServiceCidrInfo {
+  name: string;
+  cidrs: string[];
+  terminating: boolean;
 }

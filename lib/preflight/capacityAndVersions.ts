@@ -14,8 +14,8 @@ const RANGE_FLAGS: Record<ControlPlaneComponent, readonly string[]> = {
   "kube-apiserver": ["service-cluster-ip-range"],
   "kube-controller-manager": ["cluster-cidr", "service-cluster-ip-range", "node-cidr-mask-size", "allocate-node-cidrs"],
 };
-/** Flags that legitimately differ per node. */
-const NODE_SPECIFIC_FLAGS = new Set(["advertise-address"]);
+/** Flags that legitimately differ per node. An array, not a Set: provider code is serialized by value and a Set does not survive it. */
+const NODE_SPECIFIC_FLAGS: readonly string[] = ["advertise-address"];
 
 /** A range flag may list one CIDR per family ("10.96.0.0/12,fd00::/108"); compare the one of the config's family. */
 function flagRange(value: string | undefined, family: string): string | undefined {
@@ -147,13 +147,21 @@ function versions(input: PreflightInput): Finding[] {
       action: "none",
     },
   ];
-  if (served.length > 0) {
+  if (served.includes("v1")) {
     findings.push({
       code: "SERVICECIDR_API_PRESENT",
-      severity: "warning",
+      severity: "info",
       object: "cluster",
-      message: `the apiserver keeps Service ranges in ServiceCIDR objects (networking.k8s.io/${served[0]}): the default ServiceCIDR "kubernetes" keeps the old range after the flag change`,
-      action: `after the control-plane phase, create a ServiceCIDR for ${input.config.serviceCidr.to} and delete the old default one once no Service uses it (Kubernetes docs: "Extend Service IP Ranges")`,
+      message: `the apiserver keeps Service ranges in ServiceCIDR objects (networking.k8s.io/v1): the default ServiceCIDR "kubernetes" keeps the old range after the flag change, so the graph opens a ServiceCIDR for ${input.config.serviceCidr.to} before the Service moves (step service-cidr-open) and lets the apiserver replace the default once nothing is left in the old range (step service-cidr-close)`,
+      action: "none",
+    });
+  } else if (served.length > 0) {
+    findings.push({
+      code: "SERVICECIDR_BETA_API",
+      severity: "blocker",
+      object: "cluster",
+      message: `the apiserver serves ServiceCIDR only as networking.k8s.io/${served.join(", ")} (the MultiCIDRServiceAllocator feature gate turned on before it went GA in 1.33); this tool moves the default ServiceCIDR only through networking.k8s.io/v1`,
+      action: "upgrade the control plane to 1.33 or later, or turn the MultiCIDRServiceAllocator feature gate off on every kube-apiserver and kube-controller-manager, then run preflight again",
     });
   }
   return findings;
@@ -193,7 +201,7 @@ function controlPlaneFlags(input: PreflightInput): Finding[] {
     const names = new Set<string>();
     for (const p of ofComponent) for (const name of p.flags.keys()) names.add(name);
     for (const flag of [...names].sort()) {
-      if (NODE_SPECIFIC_FLAGS.has(flag)) continue;
+      if (NODE_SPECIFIC_FLAGS.includes(flag)) continue;
       const values = ofComponent.map((p: ControlPlanePod) => `${p.node}=${p.flags.get(flag) ?? "(unset)"}`);
       const distinct = new Set(ofComponent.map((p) => p.flags.get(flag) ?? "\u0000unset"));
       if (distinct.size < 2) continue;

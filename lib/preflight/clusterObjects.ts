@@ -57,6 +57,12 @@ export interface CalicoCidrObject {
   spec?: { cidr?: string; node?: string; affinity?: string; state?: string };
 }
 
+/** An IPAddress (networking.k8s.io/v1, 1.33+): metadata.name is the address, parentRef the Service holding it. */
+export interface IpAddressObject {
+  metadata: V1ObjectMeta;
+  spec?: { parentRef?: { group?: string; resource?: string; namespace?: string; name?: string } };
+}
+
 export interface ClusterObjects {
   serverVersion: { major: string; minor: string; gitVersion: string };
   apiGroups: ApiGroupInfo[];
@@ -78,6 +84,8 @@ export interface ClusterObjects {
   persistentVolumeClaims: V1PersistentVolumeClaim[];
   calicoIpamBlocks: CalicoCidrObject[];
   calicoBlockAffinities: CalicoCidrObject[];
+  /** networking.k8s.io IPAddress objects (the ServiceCIDR allocator's record of each ClusterIP; named by the IP). */
+  ipAddresses: IpAddressObject[];
 }
 
 /** The list-valued parts of ClusterObjects: what a caller can ask the collector for. */
@@ -99,6 +107,7 @@ export const ALL_KINDS: readonly CollectableKind[] = [
   "persistentVolumeClaims",
   "calicoIpamBlocks",
   "calicoBlockAffinities",
+  "ipAddresses",
 ];
 
 /** An empty snapshot, the base for tests and for collecting a subset of kinds. */
@@ -122,6 +131,7 @@ export function emptyClusterObjects(): ClusterObjects {
     persistentVolumeClaims: [],
     calicoIpamBlocks: [],
     calicoBlockAffinities: [],
+    ipAddresses: [],
   };
 }
 

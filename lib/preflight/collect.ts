@@ -39,6 +39,7 @@ const KIND_NAMES: Record<CollectableKind, string> = {
   persistentVolumeClaims: "PersistentVolumeClaims",
   calicoIpamBlocks: "Calico IPAMBlocks",
   calicoBlockAffinities: "Calico BlockAffinities",
+  ipAddresses: "IPAddresses",
 };
 
 type Page<T> = { items: T[]; metadata?: { _continue?: string; continue?: string } };
@@ -119,6 +120,7 @@ export async function collectClusterObjects(kc: KubeConfig, opts: CollectOptions
     persistentVolumeClaims: () => listAll((c) => core.listPersistentVolumeClaimForAllNamespaces({ limit: page, _continue: c })),
     calicoIpamBlocks: () => listGeneric([CALICO_GROUP], "ipamblocks"),
     calicoBlockAffinities: () => listGeneric([CALICO_GROUP], "blockaffinities"),
+    ipAddresses: () => listGeneric(["networking.k8s.io"], "ipaddresses"),
   };
 
   const kinds = opts.kinds ?? ALL_KINDS;

@@ -26,6 +26,10 @@ export const FAULT_POINTS = [
   "after-old-dns-delete",
   "after-vacate",
   "after-dns-bridge",
+  // the default ServiceCIDR switch (key "servicecidr/<name>")
+  "after-service-cidr-create",
+  "after-default-service-cidr-delete",
+  "after-temporary-service-cidr-delete",
 ] as const;
 
 export type FaultPoint = typeof FAULT_POINTS[number];

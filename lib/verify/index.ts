@@ -7,6 +7,7 @@ import { collectClusterObjects } from "../preflight/collect";
 import { verifyClusterConfig } from "./clusterConfig";
 import { verifyPodNetwork } from "./podNetwork";
 import { verifyServiceAddresses } from "./serviceAddresses";
+import { verifyServiceCidrs } from "./serviceCidrs";
 import { verifyTargets } from "./targets";
 import { VerifyInput } from "./verifyInput";
 
@@ -19,7 +20,7 @@ export { VerifyInput, VerifyTargets } from "./verifyInput";
 export { verifyTargets } from "./targets";
 
 export function verifyFindings(input: VerifyInput): Finding[] {
-  return [...verifyServiceAddresses(input), ...verifyPodNetwork(input), ...verifyClusterConfig(input)];
+  return [...verifyServiceAddresses(input), ...verifyServiceCidrs(input), ...verifyPodNetwork(input), ...verifyClusterConfig(input)];
 }
 
 export interface RunVerifyOptions {
@@ -32,7 +33,7 @@ export interface RunVerifyOptions {
 export async function runVerify(opts: RunVerifyOptions): Promise<FindingReport> {
   const [inventory, cluster] = await Promise.all([
     discoverInventory(opts.kubeConfig),
-    collectClusterObjects(opts.kubeConfig, { kinds: ["pods", "configMaps", "calicoIpamBlocks", "calicoBlockAffinities"] }),
+    collectClusterObjects(opts.kubeConfig, { kinds: ["pods", "configMaps", "calicoIpamBlocks", "calicoBlockAffinities", "ipAddresses"] }),
   ]);
   const targets = verifyTargets(opts.config, inventory, opts.reviewedPlan);
   return buildReport("verify", verifyFindings({ config: opts.config, inventory, cluster, targets }));

@@ -22,6 +22,7 @@ import {
   assertNamespaceIntact, eventually, mapIp, MIRRORING_CONTROLLER, namespaceState, SeededShapes, seedServiceShapes,
   simulateCloudServiceController, SLICE_CONTROLLER, sliceAddresses,
 } from "../support/serviceShapes";
+import { enterNewServiceRange } from "../support/serviceRangePhase";
 import { useTestCluster } from "../testbed/fixture";
 import { registerNode } from "../testbed/kubelet";
 
@@ -138,7 +139,7 @@ function defineTests(): void {
           sliceAddresses(s, "web", SLICE_CONTROLLER).length > 0 && sliceAddresses(s, "external-ip-database", MIRRORING_CONTROLLER).length > 0);
       }
       rest.close();
-      await c.restartApiserver({ serviceClusterIpRange: NEW_RANGE });
+      await enterNewServiceRange(c, OLD_RANGE, NEW_RANGE);
       rest = await kubeRest(c.kubeConfig());
       host = await startProviderHost();
       stopCloudController = simulateCloudServiceController(rest);

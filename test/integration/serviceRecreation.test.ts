@@ -20,6 +20,7 @@ import {
   seedServiceShapes, simulateCloudServiceController, SLICE_CONTROLLER, sliceAddresses,
 } from "../support/serviceShapes";
 import { startTcpProxy } from "../support/tcpProxy";
+import { enterNewServiceRange } from "../support/serviceRangePhase";
 import { useTestCluster } from "../testbed/fixture";
 import { registerNode } from "../testbed/kubelet";
 
@@ -95,7 +96,7 @@ describe("Service re-creation (real test bed, SDK dynamic-provider host)", funct
     moves = serviceMovesFromPlan(buildPlan(migrationConfig(true), await discoverInventory(c.kubeConfig())));
     // The control-plane phase: the apiserver (and KCM) now serve the new range; existing Services keep their IPs.
     rest.close();
-    await c.restartApiserver({ serviceClusterIpRange: NEW_RANGE });
+    await enterNewServiceRange(c, OLD_RANGE, NEW_RANGE);
     rest = await kubeRest(c.kubeConfig());
     allBefore = await serviceVersions();
     stopCloudController = simulateCloudServiceController(rest);

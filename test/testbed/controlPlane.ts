@@ -65,8 +65,12 @@ export interface TestCluster {
 }
 
 const READY_TIMEOUT_MS = 90_000;
-/** KCM prints one of these once its node IPAM controller was set up (or deliberately skipped). */
-const NODE_IPAM_SETTLED = /Started "nodeipam"|Skipping "nodeipam"|"nodeipam" is disabled/;
+export const ADVERTISE_ADDRESS = "192.0.2.10";
+/**
+ * KCM prints one of these once its node IPAM controller was set up (or deliberately skipped): the 1.20 wording,
+ * then the structured one of current releases (which logs nothing when allocation is off).
+ */
+const NODE_IPAM_SETTLED = /Started "nodeipam"|Skipping "nodeipam"|"nodeipam" is disabled|"Starting ipam controller"/;
 
 interface ClusterPki {
     pki: Pki;
@@ -128,7 +132,9 @@ export async function startTestCluster(opts: TestClusterOptions): Promise<TestCl
             `--service-cluster-ip-range=${serviceClusterIpRange}`,
             `--secure-port=${port}`,
             "--bind-address=127.0.0.1",
-            "--advertise-address=127.0.0.1",
+            // current releases refuse a loopback address for the kubernetes Service's endpoints; nothing here
+            // dials that address (the apiserver binds to 127.0.0.1), so a documentation address (RFC 5737) stands in
+            `--advertise-address=${legacyInsecurePorts ? "127.0.0.1" : ADVERTISE_ADDRESS}`,
             // removed in 1.24; before that it defaulted to an open HTTP port
             ...(legacyInsecurePorts ? ["--insecure-port=0"] : []),
             `--cert-dir=${path.join(dir, "apiserver-certs")}`,
@@ -246,7 +252,8 @@ export async function startTestCluster(opts: TestClusterOptions): Promise<TestCl
         if (!proc) throw new Error("kube-controller-manager is not running in this test cluster");
         const port = controllerManagerPort;
         await waitUntil(async () => {
-            if (!NODE_IPAM_SETTLED.test(controllerManagerLog())) return false;
+            const allocationOff = !legacyInsecurePorts && controllerManagerFlags?.allocateNodeCidrs === false;
+            if (!allocationOff && !NODE_IPAM_SETTLED.test(controllerManagerLog())) return false;
             const { status, body } = await httpGet(`https://127.0.0.1:${port}/healthz`, clientTls);
             return status === 200 && body.trim() === "ok";
         }, {

@@ -287,7 +287,17 @@ describe("preflight checks (pure)", () => {
     it("reports the ServiceCIDR API when the discovery API serves it", () => {
       const found = checkCapacityAndVersions(input({ ...base, serverVersion: { major: "1", minor: "33", gitVersion: "v1.33.1" }, serviceCidrApiVersions: ["v1", "v1beta1"] }));
       assert.match(found.find((f) => f.code === "APISERVER_VERSION")!.message, /v1\.33\.1; ServiceCIDR API served \(networking\.k8s\.io\/v1, v1beta1\)/);
-      assert.ok(found.some((f) => f.code === "SERVICECIDR_API_PRESENT" && f.severity === "warning"));
+      const present = found.find((f) => f.code === "SERVICECIDR_API_PRESENT");
+      assert.equal(present?.severity, "info", "the graph itself moves the default ServiceCIDR");
+      assert.match(present!.message, /service-cidr-open.*service-cidr-close/);
+      assert.ok(!found.some((f) => f.code === "SERVICECIDR_BETA_API"));
+    });
+
+    it("refuses a ServiceCIDR API served only as beta (the gate turned on before 1.33)", () => {
+      const found = checkCapacityAndVersions(input({ ...base, serverVersion: { major: "1", minor: "32", gitVersion: "v1.32.13" }, serviceCidrApiVersions: ["v1beta1"] }));
+      const beta = found.find((f) => f.code === "SERVICECIDR_BETA_API");
+      assert.equal(beta?.severity, "blocker");
+      assert.match(beta!.action, /MultiCIDRServiceAllocator/);
     });
 
     it("control-plane flags: range flags that differ are blockers, others warnings; flags must match the config", () => {

@@ -139,3 +139,49 @@ describe("verify checks (pure)", () => {
     assert.deepStrictEqual(verifyFindings({ ...input, config: expansion, targets: verifyTargets(expansion, input.inventory) }), []);
   });
 });
+
+describe("verify: the ServiceCIDR API (1.33+)", () => {
+  function onServiceCidrApi(): VerifyInput {
+    const input = migrated();
+    input.inventory.serviceCidrs = [{ name: "kubernetes", cidrs: ["10.112.0.0/12"], terminating: false }];
+    input.cluster.ipAddresses = [
+      { metadata: { name: "10.112.0.1" }, spec: { parentRef: { resource: "services", namespace: "default", name: "kubernetes" } } },
+      { metadata: { name: "10.112.0.10" }, spec: { parentRef: { resource: "services", namespace: "kube-system", name: "kube-dns" } } },
+    ];
+    return input;
+  }
+
+  it("a migrated cluster whose default ServiceCIDR holds the new range has no findings", () => {
+    assert.deepStrictEqual(verifyFindings(onServiceCidrApi()), []);
+  });
+
+  it("fails while the default still holds the old range, a ServiceCIDR or an IPAddress is left in it", () => {
+    const input = onServiceCidrApi();
+    input.inventory.serviceCidrs = [
+      { name: "kubernetes", cidrs: ["10.96.0.0/12"], terminating: true },
+      { name: "cidr-migration-10-112-0-0-12", cidrs: ["10.112.0.0/12"], terminating: false },
+      { name: "extra", cidrs: ["10.96.128.0/24"], terminating: false },
+    ];
+    input.cluster.ipAddresses.push({ metadata: { name: "10.96.0.10" }, spec: { parentRef: { resource: "services", namespace: "kube-system", name: "kube-dns-old" } } });
+    const found = verifyFindings(input);
+    assert.deepStrictEqual(brief(found), [
+      ["DEFAULT_SERVICE_CIDR_NOT_NEW_RANGE", "ServiceCIDR kubernetes", "spec.cidrs"],
+      ["SERVICE_CIDR_IN_OLD_RANGE", "ServiceCIDR extra", "spec.cidrs"],
+      ["IPADDRESS_IN_OLD_RANGE", "IPAddress 10.96.0.10", ""],
+    ]);
+    assert.match(found[0].message, /holds 10\.96\.0\.0\/12 and is Terminating, not the new range 10\.112\.0\.0\/12/);
+    assert.match(found[2].message, /held by services kube-system\/kube-dns-old/);
+  });
+
+  it("fails when the apiserver has not re-created the default ServiceCIDR", () => {
+    const input = onServiceCidrApi();
+    input.inventory.serviceCidrs = [];
+    assert.deepStrictEqual(brief(verifyFindings(input)), [["DEFAULT_SERVICE_CIDR_MISSING", "ServiceCIDR kubernetes", ""]]);
+  });
+
+  it("has nothing to check where the API is not served", () => {
+    const input = migrated();
+    input.cluster.ipAddresses = [{ metadata: { name: "10.96.0.10" } }];
+    assert.deepStrictEqual(verifyFindings(input), []);
+  });
+});

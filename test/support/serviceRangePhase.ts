@@ -1,0 +1,41 @@
+// The control-plane phase of a Service range move as the graph runs it: every apiserver restarted on the new
+// --service-cluster-ip-range, then, where the apiserver keeps its ranges in ServiceCIDR objects (1.33+), the
+// service-cidr-open step (a ServiceCIDR for the new range, the old default retired), without which no Service can
+// be created at a planned address in the new range.
+import { KubeConfig } from "@kubernetes/client-node";
+import { kubeRest } from "../../lib/serviceMove/kubeRest";
+import { closeServiceCidrs, openServiceCidrs, planServiceCidrSwitch } from "../../lib/serviceMove/serviceCidrs";
+import { TestCluster } from "../testbed/controlPlane";
+
+export async function servesServiceCidrs(kc: KubeConfig): Promise<boolean> {
+    const rest = await kubeRest(kc, { maxSockets: 2 });
+    try {
+        return (await rest.getOptional("/apis/networking.k8s.io/v1/servicecidrs")) !== undefined;
+    } catch {
+        return false;
+    } finally {
+        rest.close();
+    }
+}
+
+export async function enterNewServiceRange(cluster: TestCluster, from: string, to: string): Promise<void> {
+    await cluster.restartApiserver({ serviceClusterIpRange: to });
+    if (!(await servesServiceCidrs(cluster.kubeConfig()))) return;
+    const rest = await kubeRest(cluster.kubeConfig(), { maxSockets: 2 });
+    try {
+        await openServiceCidrs(rest, planServiceCidrSwitch(from, to));
+    } finally {
+        rest.close();
+    }
+}
+
+/** service-cidr-close, where the API is served: the apiserver's new default replaces the old one. */
+export async function leaveOldServiceRange(cluster: TestCluster, from: string, to: string): Promise<void> {
+    if (!(await servesServiceCidrs(cluster.kubeConfig()))) return;
+    const rest = await kubeRest(cluster.kubeConfig(), { maxSockets: 2 });
+    try {
+        await closeServiceCidrs(rest, planServiceCidrSwitch(from, to));
+    } finally {
+        rest.close();
+    }
+}
