@@ -10,7 +10,12 @@
  * `{ text, changed, before: { podSubnet?, serviceSubnet? } }`. Only the named values change (lib/yamlMapEdit,
  * lossless); a missing key is added under `networking` (kubeadm leaves podSubnet out when the cluster was made
  * without --pod-network-cidr). Refused: a text that is not a ClusterConfiguration, or has no `networking` mapping.
+ *
+ * A range flag an operator set in `apiServer.extraArgs` or `controllerManager.extraArgs` wins over `networking` when
+ * kubeadm regenerates a manifest, so one that is there changes too, in the form it is in: the v1beta4 list of
+ * `{name, value}` (1.31+) or the v1beta3 mapping. None is added: kubeadm derives the flags from `networking`.
  */
+import { isMap, isSeq, parseDocument, YAMLMap, YAMLSeq } from "yaml";
 import { normalizeCidr } from "./cidr";
 import { UserError } from "./errors";
 import { YamlEditError } from "./yamlCstEdit";
@@ -63,10 +68,38 @@ export function setKubeadmNetworking(clusterConfiguration: string, wanted: Kubea
       throw new UserError(`${source}: kind is ${kind === undefined ? "missing" : `"${kind}"`}, not ClusterConfiguration; pass the ClusterConfiguration key of kubeadm-config`);
     }
     const before = readKubeadmNetworking(clusterConfiguration, source);
+    edits.push(...extraArgEdits(clusterConfiguration, wanted));
     const edit = editMapScalars(clusterConfiguration, source, edits);
     return { text: edit.text, changed: edit.text !== clusterConfiguration, before };
   } catch (error) {
     if (error instanceof YamlEditError) throw new UserError(error.message);
     throw error;
   }
+}
+
+/** The range flags each component's manifest carries, and the networking field each follows. */
+const RANGE_FLAGS: Record<"apiServer" | "controllerManager", Record<string, keyof KubeadmNetworking>> = {
+  apiServer: { "service-cluster-ip-range": "serviceSubnet" },
+  controllerManager: { "cluster-cidr": "podSubnet", "service-cluster-ip-range": "serviceSubnet" },
+};
+
+function extraArgEdits(clusterConfiguration: string, wanted: KubeadmNetworking): MapScalarEdit[] {
+  const doc = parseDocument(clusterConfiguration);
+  const edits: MapScalarEdit[] = [];
+  for (const [component, flags] of Object.entries(RANGE_FLAGS)) {
+    const extraArgs = doc.getIn([component, "extraArgs"], true);
+    for (const [flag, field] of Object.entries(flags)) {
+      const value = wanted[field];
+      if (value === undefined) continue;
+      if (isSeq(extraArgs)) {
+        // v1beta4: [{name, value}]; a flag may repeat, and every occurrence follows
+        (extraArgs as YAMLSeq).items.forEach((item, index) => {
+          if (isMap(item) && (item as YAMLMap).get("name") === flag) edits.push({ path: [component, "extraArgs", index, "value"], value: normalizeCidr(value) });
+        });
+      } else if (isMap(extraArgs) && (extraArgs as YAMLMap).has(flag)) {
+        edits.push({ path: [component, "extraArgs", flag], value: normalizeCidr(value) });
+      }
+    }
+  }
+  return edits;
 }

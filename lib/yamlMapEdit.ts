@@ -17,11 +17,12 @@
  * `YamlEditError`, one line naming `what` and the key.
  * Values are read with the failsafe schema, so every scalar is its text: `24` is "24", `true` is "true".
  */
-import { CST, Pair, Scalar, YAMLMap, isMap, isScalar } from "yaml";
+import { CST, Pair, Scalar, YAMLMap, YAMLSeq, isMap, isScalar, isSeq } from "yaml";
 import { ParsedYaml, YamlEditError, parseSingleDocument, renderTokens, safeType, scalarTypeOf } from "./yamlCstEdit";
 
 export interface MapScalarEdit {
-  path: readonly string[];
+  /** Keys of nested mappings; a number steps into a sequence item (kubeadm v1beta4 extraArgs: [..., 2, "value"]). */
+  path: readonly (string | number)[];
   value: string;
   /** Add the key when it is missing (default false: a missing key is an error). */
   createMissing?: boolean;
@@ -40,15 +41,20 @@ export interface MapEditResult {
 }
 
 
-function dotted(path: readonly string[]): string {
-  return path.join(".");
+function dotted(path: readonly (string | number)[]): string {
+  return path.map((key) => (typeof key === "number" ? `[${key}]` : key)).join(".").replace(/\.\[/g, "[");
 }
 
-function parentMap(parsed: ParsedYaml, path: readonly string[], what: string): YAMLMap {
+function parentMap(parsed: ParsedYaml, path: readonly (string | number)[], what: string): YAMLMap {
   let node: unknown = parsed.doc.contents;
   for (let i = 0; i < path.length - 1; i++) {
-    if (!isMap(node)) break;
-    node = (node as YAMLMap).get(path[i], true);
+    const key = path[i];
+    if (typeof key === "number" && isSeq(node)) node = (node as YAMLSeq).items[key];
+    else if (typeof key === "string" && isMap(node)) node = (node as YAMLMap).get(key, true);
+    else {
+      node = undefined;
+      break;
+    }
   }
   if (!isMap(node)) {
     const parent = path.length > 1 ? dotted(path.slice(0, -1)) : "the top level";
@@ -61,7 +67,7 @@ function findPair(map: YAMLMap, key: string): Pair | undefined {
   return map.items.find((pair) => isScalar(pair.key) && String((pair.key as Scalar).value) === key);
 }
 
-function setExisting(map: YAMLMap, pair: Pair, value: string, what: string, path: readonly string[]): void {
+function setExisting(map: YAMLMap, pair: Pair, value: string, what: string, path: readonly (string | number)[]): void {
   if (!isScalar(pair.value) || !(pair.value as Scalar).srcToken) {
     throw new YamlEditError(`${what}: ${dotted(path)} has no scalar value (it is empty or a nested object); set it by hand`);
   }
@@ -73,7 +79,7 @@ function setExisting(map: YAMLMap, pair: Pair, value: string, what: string, path
   CST.setScalarValue(scalar.srcToken as CST.Token, value, { inFlow, type: safeType(value, scalarTypeOf(scalar), inFlow) });
 }
 
-function appendPair(map: YAMLMap, key: string, value: string, newline: "\n" | "\r\n", what: string, path: readonly string[]): void {
+function appendPair(map: YAMLMap, key: string, value: string, newline: "\n" | "\r\n", what: string, path: readonly (string | number)[]): void {
   const token = map.srcToken as CST.Token | undefined;
   if (!token || token.type !== "block-map") {
     throw new YamlEditError(`${what}: cannot add ${dotted(path)} to a flow-style or empty mapping; add it by hand`);
@@ -111,8 +117,8 @@ function parse(text: string, what: string): ParsedYaml {
   return parsed;
 }
 
-function lookup(parsed: ParsedYaml, path: readonly string[], what: string): string | undefined {
-  const pair = findPair(parentMap(parsed, path, what), path[path.length - 1]);
+function lookup(parsed: ParsedYaml, path: readonly (string | number)[], what: string): string | undefined {
+  const pair = findPair(parentMap(parsed, path, what), lastKey(path, what));
   if (!pair) return undefined;
   if (pair.value === null || pair.value === undefined) return "";
   if (!isScalar(pair.value)) throw new YamlEditError(`${what}: ${dotted(path)} has no scalar value (it is a nested object); set it by hand`);
@@ -125,7 +131,7 @@ function verifyEdit(original: string, edited: string, what: string, edits: reado
   for (const edit of edits) {
     let node = expected;
     for (const key of edit.path.slice(0, -1)) node = node[key] as Record<string, unknown>;
-    node[edit.path[edit.path.length - 1]] = edit.value;
+    node[lastKey(edit.path, what)] = edit.value;
   }
   const actual = parse(edited, what).doc.toJS();
   if (JSON.stringify(actual) !== JSON.stringify(expected)) {
@@ -133,7 +139,14 @@ function verifyEdit(original: string, edited: string, what: string, edits: reado
   }
 }
 
-export function readMapScalar(text: string, what: string, path: readonly string[]): string | undefined {
+/** The key the value sits under: always a mapping key (sequence items are stepped through, never set). */
+function lastKey(path: readonly (string | number)[], what: string): string {
+  const key = path[path.length - 1];
+  if (typeof key !== "string") throw new YamlEditError(`${what}: ${dotted(path)} ends in a sequence index; name the mapping key to set`);
+  return key;
+}
+
+export function readMapScalar(text: string, what: string, path: readonly (string | number)[]): string | undefined {
   return lookup(parse(text, what), path, what);
 }
 
@@ -143,7 +156,7 @@ export function editMapScalars(text: string, what: string, edits: readonly MapSc
   for (const edit of edits) {
     if (edit.path.length === 0) throw new YamlEditError(`${what}: empty key path`);
     const map = parentMap(parsed, edit.path, what);
-    const key = edit.path[edit.path.length - 1];
+    const key = lastKey(edit.path, what);
     const pair = findPair(map, key);
     if (!pair) {
       if (!edit.createMissing) throw new YamlEditError(`${what}: no ${dotted(edit.path)} to set; check that this is the right config`);

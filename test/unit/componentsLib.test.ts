@@ -217,6 +217,32 @@ describe("Cilium cluster pool", () => {
   });
 });
 
+describe("kubeadm-config networking (real v1beta4 ClusterConfiguration from kubeadm 1.37, extraArgs as {name, value} lists)", () => {
+  const V1BETA4 = fs.readFileSync(path.join(__dirname, "..", "fixtures", "testbed", "kubeadm-clusterconfiguration-v1beta4-v1.37-extraargs.yaml"), "utf8");
+
+  it("changes networking and the range flags in extraArgs, keeping the list form and every other argument", () => {
+    const edit = setKubeadmNetworking(V1BETA4, { podSubnet: "10.48.0.0/16", serviceSubnet: "10.112.0.0/12" });
+    assert.deepEqual(lineDiff(V1BETA4, edit.text), {
+      removed: ["    value: 10.96.0.0/12", "    value: 10.244.0.0/16", "  podSubnet: 10.244.0.0/16", "  serviceSubnet: 10.96.0.0/12"],
+      added: ["    value: 10.112.0.0/12", "    value: 10.48.0.0/16", "  podSubnet: 10.48.0.0/16", "  serviceSubnet: 10.112.0.0/12"],
+    });
+    const after = parse(edit.text);
+    assert.deepEqual(after.apiServer.extraArgs, [{ name: "service-cluster-ip-range", value: "10.112.0.0/12" }, { name: "audit-log-maxage", value: "30" }]);
+    assert.deepEqual(after.controllerManager.extraArgs, [
+      { name: "cluster-cidr", value: "10.48.0.0/16" }, { name: "node-cidr-mask-size", value: "24" }, { name: "bind-address", value: "0.0.0.0" },
+    ]);
+    assert.equal(setKubeadmNetworking(edit.text, { podSubnet: "10.48.0.0/16", serviceSubnet: "10.112.0.0/12" }).changed, false);
+  });
+
+  it("edits a v1beta3 extraArgs mapping in place and adds no flag that was not there", () => {
+    const v1beta3 = CLUSTER_CONFIGURATION.replace("controllerManager: {}", "controllerManager:\n  extraArgs:\n    cluster-cidr: 10.244.0.0/16");
+    assert.notEqual(v1beta3, CLUSTER_CONFIGURATION);
+    const after = parse(setKubeadmNetworking(v1beta3, { podSubnet: "10.48.0.0/16", serviceSubnet: "10.112.0.0/12" }).text);
+    assert.deepEqual(after.controllerManager.extraArgs, { "cluster-cidr": "10.48.0.0/16" });
+    assert.deepEqual(after.apiServer.extraArgs, { "authorization-mode": "Node,RBAC" });
+  });
+});
+
 describe("kubeadm config for re-issuing the apiserver certificate", () => {
   it("is the cluster's own ClusterConfiguration with the new serviceSubnet, extra SANs and this node's endpoint", () => {
     const text = kubeadmCertConfig({
