@@ -1,10 +1,10 @@
-import { execFile } from "child_process";
 import { Command } from "commander";
 import * as fs from "fs";
 import * as path from "path";
 import { validateConfig } from "../lib/config";
 import { UserError } from "../lib/errors";
 import { verifySnapshotFile } from "../lib/etcdSnapshotFile";
+import { AUTO_SNAPSHOT_TOOL, runSnapshotTool } from "../lib/etcdSnapshotTool";
 import { MigrationConfig } from "../lib/migrationConfig";
 import {
   buildRestoreRunbook, ControlPlaneMember, DEFAULTS, etcdctlRestoreArgs, initialClusterOf, renderRunbook, RestoreRunbookInput,
@@ -101,16 +101,12 @@ function compactStamp(date: Date): string {
   return date.toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z");
 }
 
-function runEtcdctlRestore(etcdctl: string, args: string[]): Promise<void> {
-  return new Promise((resolve, reject) => {
-    execFile(etcdctl, args, { env: { ...process.env, ETCDCTL_API: "3" } }, (err, _stdout, stderr) => {
-      if (!err) return resolve();
-      const detail = (err as NodeJS.ErrnoException).code === "ENOENT"
-        ? `${etcdctl} was not found; install etcd-client (etcdctl 3.4+) or pass --etcdctl PATH`
-        : `etcdctl snapshot restore failed: ${stderr.trim().split("\n").pop() ?? err.message}`;
-      reject(new UserError(detail));
-    });
-  });
+async function runEtcdctlRestore(tool: string, args: string[]): Promise<void> {
+  try {
+    await runSnapshotTool(tool, args);
+  } catch (err) {
+    throw new UserError(`${(err as Error).message}${/not found/.test((err as Error).message) ? " (--etcdctl PATH)" : ""}`);
+  }
 }
 
 async function restoreMember(opts: RestoreOptions & { dataDir: string }, members: ControlPlaneMember[] | undefined, sha256: string, deps: RestoreDeps): Promise<void> {
@@ -155,7 +151,7 @@ export function registerRestoreCommand(program: Command, overrides: Partial<Rest
     .option("--initial-cluster-token <token>", "etcd initial cluster token for the restored cluster", DEFAULTS.initialClusterToken)
     .option("--data-dir <dir>", "run the etcd part here: restore member --name into this (new or empty) dir")
     .option("--name <member>", "etcd member name for --data-dir")
-    .option("--etcdctl <path>", "etcdctl to run for --data-dir", "etcdctl")
+    .option("--etcdctl <path>", "the snapshot tool for --data-dir: etcdutl (etcd 3.5+) or etcdctl (3.4); auto picks etcdutl when on PATH", AUTO_SNAPSHOT_TOOL)
     .action(
       action(async (opts: RestoreOptions) => {
         const verdict = await verifySnapshotFile(opts.snapshot).catch((err: NodeJS.ErrnoException) => {

@@ -1,11 +1,11 @@
 import * as pulumi from "@pulumi/pulumi";
-import { execFile } from "child_process";
 import { Etcd3, IOptions } from "etcd3";
 import { ICallable, ISnapshotResponse, KVClient, MaintenanceClient } from "etcd3/lib/rpc";
 import * as fs from "fs";
 import * as path from "path";
 import { Readable } from "stream";
 import { writeSnapshotAtomically } from "../lib/etcdSnapshotFile";
+import { AUTO_SNAPSHOT_TOOL, runSnapshotTool } from "../lib/etcdSnapshotTool";
 import { etcdctlRestoreArgs } from "../lib/restoreRunbook";
 
 /**
@@ -35,7 +35,10 @@ export interface EtcdSnapshotArgs {
   version?: pulumi.Input<string>;
   /** Keep the file when the resource is deleted or replaced (default true): a rollback may still need it. */
   keepOnDelete?: pulumi.Input<boolean>;
-  /** etcdctl used to prove the snapshot restores (default "etcdctl" on PATH; Debian package etcd-client). */
+  /**
+   * The command that proves the snapshot restores: etcdutl (etcd 3.5+; 3.6's etcdctl has no restore) or etcdctl
+   * (3.4). Default "auto": etcdutl when on PATH, else etcdctl.
+   */
   etcdctl?: pulumi.Input<string>;
 }
 
@@ -150,7 +153,7 @@ function checkInputs(news: Record<string, unknown>): { inputs: Record<string, un
   else if (known("version") && typeof news.version !== "string") fail("version", `version must be a string; got ${JSON.stringify(news.version)}`);
   if (news.keepOnDelete === undefined) inputs.keepOnDelete = true;
   else if (known("keepOnDelete") && typeof news.keepOnDelete !== "boolean") fail("keepOnDelete", `keepOnDelete must be true or false; got ${JSON.stringify(news.keepOnDelete)}`);
-  if (news.etcdctl === undefined) inputs.etcdctl = "etcdctl";
+  if (news.etcdctl === undefined) inputs.etcdctl = AUTO_SNAPSHOT_TOOL;
   else if (known("etcdctl") && (typeof news.etcdctl !== "string" || news.etcdctl === "")) fail("etcdctl", `etcdctl must be a command name or path; got ${JSON.stringify(news.etcdctl)}`);
   return { inputs, failures };
 }
@@ -208,19 +211,7 @@ async function* snapshotChunks(client: Etcd3): AsyncGenerator<Uint8Array> {
 }
 
 function runEtcdctl(command: string, args: string[]): Promise<{ stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    execFile(command, args, { env: { ...process.env, ETCDCTL_API: "3" }, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
-      if (err) {
-        const code = (err as NodeJS.ErrnoException).code;
-        const detail = code === "ENOENT"
-          ? `${command} was not found; install etcd-client or set the etcdctl input to its path`
-          : `${command} ${args.slice(0, 2).join(" ")} failed: ${(stderr.trim().split("\n").pop() ?? err.message)}`;
-        reject(new Error(detail));
-      } else {
-        resolve({ stdout, stderr });
-      }
-    });
-  });
+  return runSnapshotTool(command, args);
 }
 
 /**
@@ -242,7 +233,7 @@ async function proveRestorable(etcdctl: string, file: string, revisionWindow: { 
       initialAdvertisePeerUrls: "http://127.0.0.1:2380",
     }));
     const restoredDb = await fs.promises.stat(path.join(dataDir, "member", "snap", "db")).catch(() => undefined);
-    if (!restoredDb || restoredDb.size === 0) throw new Error(`etcdctl snapshot restore made no member/snap/db from ${file}`);
+    if (!restoredDb || restoredDb.size === 0) throw new Error(`snapshot restore made no member/snap/db from ${file}`);
   } finally {
     await fs.promises.rm(scratch, { recursive: true, force: true });
   }
@@ -251,7 +242,7 @@ async function proveRestorable(etcdctl: string, file: string, revisionWindow: { 
   if (revision < revisionWindow.from || revision > revisionWindow.to) {
     throw new Error(`the snapshot holds revision ${status.revision}, but etcd was between revisions ${revisionWindow.from} and ${revisionWindow.to} while it streamed; it is not a snapshot of this cluster, take a new one`);
   }
-  return { revision, totalKey: status.totalKey, line: `etcdctl snapshot status: revision ${status.revision}, ${status.totalKey} bbolt keys; etcdctl snapshot restore: ok` };
+  return { revision, totalKey: status.totalKey, line: `snapshot status: revision ${status.revision}, ${status.totalKey} bbolt keys; snapshot restore: ok` };
 }
 
 async function takeSnapshot(inputs: SnapshotInputs): Promise<EtcdSnapshotOutputs> {
@@ -322,7 +313,7 @@ function asInputs(news: Record<string, unknown>): SnapshotInputs {
     trigger: news.trigger as string,
     version: (news.version as string | undefined) ?? ETCD_SNAPSHOT_PROVIDER_VERSION,
     keepOnDelete: (news.keepOnDelete as boolean | undefined) ?? true,
-    etcdctl: (news.etcdctl as string | undefined) ?? "etcdctl",
+    etcdctl: (news.etcdctl as string | undefined) ?? AUTO_SNAPSHOT_TOOL,
   };
 }
 
@@ -379,7 +370,7 @@ export class EtcdSnapshot extends pulumi.dynamic.Resource {
         trigger: args.trigger,
         version: args.version ?? ETCD_SNAPSHOT_PROVIDER_VERSION,
         keepOnDelete: args.keepOnDelete ?? true,
-        etcdctl: args.etcdctl ?? "etcdctl",
+        etcdctl: args.etcdctl ?? AUTO_SNAPSHOT_TOOL,
         path: undefined,
         sizeBytes: undefined,
         sha256: undefined,

@@ -154,7 +154,8 @@ export function buildRestoreRunbook(input: RestoreRunbookInput): RunbookStep[] {
       commands: [
         // Kept aside, never deleted: it is the way back if the restore itself goes wrong.
         `if sudo test -e ${dataDir}; then sudo mv ${dataDir} ${asideData}; fi`,
-        `sudo env ETCDCTL_API=3 etcdctl snapshot restore ${snapshot} --data-dir ${dataDir} --name ${q(m.etcdName)}`
+        // etcdutl: etcd 3.6's etcdctl has no `snapshot restore` (etcdutl has it since 3.5, same arguments)
+        `sudo etcdutl snapshot restore ${snapshot} --data-dir ${dataDir} --name ${q(m.etcdName)}`
           + ` --initial-cluster ${q(initialCluster)} --initial-advertise-peer-urls ${q(m.peerUrl)} --initial-cluster-token ${q(input.initialClusterToken)}`,
       ],
     });

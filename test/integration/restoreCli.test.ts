@@ -7,6 +7,7 @@ import * as os from "os";
 import * as path from "path";
 import { etcdSnapshotProvider } from "../../dynamic-providers/etcdSnapshot";
 import { EtcdProcess, startEtcd } from "../testbed/etcd";
+import { snapshotTool } from "../testbed/kubeBinaries";
 import { REPO, runCli } from "../support/cli";
 
 const STACK_FIXTURE = path.join(REPO, "test", "fixtures", "restore", "Pulumi.three-cp.yaml");
@@ -37,7 +38,7 @@ describe("cidr-migration restore (real etcd, real etcdctl)", function () {
     const all = await client.getAll().strings();
     client.close();
     sourceKeys = all;
-    const made = await etcdSnapshotProvider.create!({ endpoints: [etcd.endpoint], directory: path.join(work, "snapshots"), trigger: "t", version: "1", keepOnDelete: true, etcdctl: "etcdctl" });
+    const made = await etcdSnapshotProvider.create!({ endpoints: [etcd.endpoint], directory: path.join(work, "snapshots"), trigger: "t", version: "1", keepOnDelete: true, etcdctl: snapshotTool() });
     snapshot = made.outs.path;
   });
 

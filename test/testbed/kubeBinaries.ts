@@ -61,3 +61,8 @@ export function etcdBinary(name: "etcd" | "etcdctl" | "etcdutl" = "etcd"): strin
     const dir = cachedEtcdBinDir();
     return dir ? path.join(dir, name) : path.join("/usr/bin", name);
 }
+
+/** The command for `snapshot status|restore`: etcdutl (etcd 3.5+; 3.6's etcdctl has neither), etcdctl on Debian's 3.4. */
+export function snapshotTool(): string {
+    return cachedEtcdBinDir() ? etcdBinary("etcdutl") : etcdBinary("etcdctl");
+}

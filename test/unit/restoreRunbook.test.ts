@@ -46,9 +46,9 @@ describe("restore runbook (kubeadm, stacked etcd)", () => {
     const steps = buildRestoreRunbook(input()).filter((s) => s.title.startsWith("Restore etcd member"));
     const cluster = "'cp-1=https://10.0.0.11:2380,cp-2=https://10.0.0.12:2380,cp-3=https://10.0.0.13:2380'";
     steps.forEach((step, i) => {
-      const restore = step.commands.find((c) => c.includes("etcdctl snapshot restore"));
+      const restore = step.commands.find((c) => c.includes("etcdutl snapshot restore"));
       assert.strictEqual(restore,
-        `sudo env ETCDCTL_API=3 etcdctl snapshot restore '/var/lib/cidr-migration/etcd-restore.db' --data-dir '/var/lib/etcd' --name 'cp-${i + 1}'`
+        `sudo etcdutl snapshot restore '/var/lib/cidr-migration/etcd-restore.db' --data-dir '/var/lib/etcd' --name 'cp-${i + 1}'`
         + ` --initial-cluster ${cluster} --initial-advertise-peer-urls 'https://10.0.0.1${i + 1}:2380' --initial-cluster-token 'etcd-cluster'`);
       assert.strictEqual(step.commands[0], "if sudo test -e '/var/lib/etcd'; then sudo mv '/var/lib/etcd' '/var/lib/etcd.before-restore-20261201T100000Z'; fi");
       assert.deepStrictEqual(step.where, { kind: "node", member: member(i + 1) });
