@@ -22,22 +22,39 @@ import { readFlags } from "../../lib/manifestFlags";
 import { flagEditStep } from "../../lib/scripts/flagEditStep";
 import { renewApiserverCert } from "../../lib/scripts/renewApiserverCert";
 import { freePort } from "../testbed/etcd";
+import { kubeadmControlPlane } from "../testbed/kubeadmControlPlane";
+import { requireKubeBinary } from "../testbed/kubeBinaries";
+import { minorNumber } from "../testbed/kubeVersion";
 import { createPki } from "../testbed/pki";
 
 const FIXTURES = path.join(__dirname, "..", "fixtures");
-const KCM = fs.readFileSync(path.join(FIXTURES, "manifests", "v1.29-single-cp-kube-controller-manager.yaml"), "utf8");
+const KCM_FIXTURE = fs.readFileSync(path.join(FIXTURES, "manifests", "v1.29-single-cp-kube-controller-manager.yaml"), "utf8");
 const APISERVER = fs.readFileSync(path.join(FIXTURES, "manifests", "v1.29-single-cp-kube-apiserver.yaml"), "utf8");
 const CLUSTER_CONFIGURATION: string = parse(fs.readFileSync(path.join(FIXTURES, "testbed", "kubeadm-config-cm-v1beta3-v1.28.yaml"), "utf8")).data.ClusterConfiguration;
+const CLUSTER_CONFIGURATION_V1BETA4 = fs.readFileSync(path.join(FIXTURES, "testbed", "kubeadm-clusterconfiguration-v1beta4-v1.37-extraargs.yaml"), "utf8");
 const BACKUP_DIR = "/var/lib/cidr-migration/backup/2024-05-01";
 const KCM_PATH = "/etc/kubernetes/manifests/kube-controller-manager.yaml";
 const APISERVER_PATH = "/etc/kubernetes/manifests/kube-apiserver.yaml";
 
-/** The real kubeadm v1.20.2 (test/testbed/install.sh builds it next to kube-apiserver), or CIDR_MIGRATION_KUBEADM. */
+/** The real kubeadm of the test-bed version (test/testbed/install.sh builds it next to kube-apiserver), or CIDR_MIGRATION_KUBEADM. */
 function realKubeadm(): string {
-  const candidates = [process.env.CIDR_MIGRATION_KUBEADM, path.join(os.homedir(), ".cache", "cidr-migration", "kube-1.20.2", "bin", "kubeadm")];
-  const found = candidates.find((c) => c && fs.existsSync(c));
-  if (!found) throw new Error("kubeadm v1.20.2 not found; run test/testbed/install.sh (it builds cmd/kubeadm) or set CIDR_MIGRATION_KUBEADM");
-  return found;
+  return process.env.CIDR_MIGRATION_KUBEADM ?? requireKubeBinary("kubeadm");
+}
+
+/**
+ * The fixture's kubeadm-config as the cluster of this version holds it: kubeadm 1.37 reads only v1beta4 (an
+ * upgrade rewrites kubeadm-config), earlier ones still read the v1beta3 fixture.
+ */
+function fixtureClusterConfiguration(): string {
+  return minorNumber() >= 37 ? CLUSTER_CONFIGURATION_V1BETA4 : CLUSTER_CONFIGURATION;
+}
+
+/** Where a node's manifests, certificates and kubeadm-config come from: the real-world fixtures, or this version's kubeadm. */
+type NodeSource = "fixtures" | "kubeadm";
+const NODE_SOURCES: NodeSource[] = ["fixtures", "kubeadm"];
+
+function generatedNode(root: string) {
+  return kubeadmControlPlane(root, { nodeName: "cp-1", advertiseAddress: "192.168.1.105", serviceSubnet: "10.96.0.0/12", podSubnet: "10.244.0.0/16" });
 }
 
 const tempDirs: string[] = [];
@@ -181,15 +198,17 @@ async function controlPlaneRoot(): Promise<{ root: string; tls: { cert: string; 
   return { root, tls: { cert: cert.certPath, key: cert.keyPath } };
 }
 
-describe("flagEditStep in a sandbox root with a simulated kubelet", function () {
+for (const source of NODE_SOURCES) describe(`flagEditStep in a sandbox root with a simulated kubelet (manifest from ${source})`, function () {
   this.timeout(120_000);
   const kubelets: SimulatedKubelet[] = [];
   afterEach(async () => {
     for (const k of kubelets.splice(0)) await k.stop();
   });
 
+  let KCM = KCM_FIXTURE;
   async function setup(healthy: (argv: string[]) => boolean) {
     const { root, tls } = await controlPlaneRoot();
+    if (source === "kubeadm") KCM = generatedNode(root).controllerManagerManifest;
     fs.writeFileSync(path.join(root, KCM_PATH), KCM, { mode: 0o600 });
     const port = await freePort();
     const kubelet = new SimulatedKubelet(root, KCM_PATH, port, healthy, tls);
@@ -238,37 +257,49 @@ describe("flagEditStep in a sandbox root with a simulated kubelet", function () 
   });
 });
 
-describe("renewApiserverCert in a sandbox root with real openssl", function () {
+for (const source of NODE_SOURCES) describe(`renewApiserverCert in a sandbox root with real openssl (node from ${source})`, function () {
   this.timeout(180_000);
   const kubelets: SimulatedKubelet[] = [];
   afterEach(async () => {
     for (const k of kubelets.splice(0)) await k.stop();
   });
 
-  /** A control-plane node: CA + an apiserver cert for the OLD range (the SANs kubeadm gives it), and the manifest. */
+  /**
+   * A control-plane node: CA + an apiserver cert for the OLD range (the SANs kubeadm gives it), the manifest and the
+   * kubeadm-config text: made here after the fixtures, or all written by this version's kubeadm.
+   */
   async function node(extraOldSans: string[] = []) {
     const { root, tls } = await controlPlaneRoot();
     const pkiDir = path.join(root, "etc/kubernetes/pki");
-    const pki = await createPki(pkiDir);
-    await pki.issue("apiserver", {
-      commonName: "kube-apiserver",
-      dnsNames: ["cp-1", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"],
-      ipAddresses: ["10.96.0.1", "192.168.1.105", ...extraOldSans],
-      usage: "server",
-    });
+    let apiserverManifest = APISERVER;
+    let clusterConfiguration = fixtureClusterConfiguration();
+    if (source === "kubeadm") {
+      const files = generatedNode(root);
+      apiserverManifest = files.apiserverManifest;
+      clusterConfiguration = files.clusterConfiguration;
+    }
+    if (source === "fixtures" || extraOldSans.length > 0) {
+      const pki = await createPki(pkiDir);
+      await pki.issue("apiserver", {
+        commonName: "kube-apiserver",
+        dnsNames: ["cp-1", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"],
+        ipAddresses: ["10.96.0.1", "192.168.1.105", ...extraOldSans],
+        usage: "server",
+      });
+    }
     const oldCert = fs.readFileSync(path.join(pkiDir, "apiserver.crt"), "utf8");
     // The real manifest, pointed at loopback: --advertise-address stays what kubeadm wrote.
     const port = await freePort();
-    const manifest = APISERVER.replace("--secure-port=6443", `--secure-port=${port}`).replace("--service-cluster-ip-range=10.96.0.0/12", "--service-cluster-ip-range=10.112.0.0/12");
+    const manifest = apiserverManifest.replace("--secure-port=6443", `--secure-port=${port}`).replace("--service-cluster-ip-range=10.96.0.0/12", "--service-cluster-ip-range=10.112.0.0/12");
     fs.writeFileSync(path.join(root, APISERVER_PATH), manifest, { mode: 0o600 });
     const kubelet = new SimulatedKubelet(root, APISERVER_PATH, port, () => true, tls);
     kubelets.push(kubelet);
     kubelet.start();
     await kubelet.waitRunning();
-    return { root, pkiDir, pki, port, oldCert, kubelet };
+    return { root, pkiDir, port, oldCert, kubelet, clusterConfiguration };
   }
 
-  function script(root: string, port: number, kubeadm: string, clusterConfiguration = CLUSTER_CONFIGURATION): string {
+  function script(root: string, port: number, kubeadm: string, clusterConfiguration: string): string {
     return renewApiserverCert({
       certConfig: { clusterConfiguration, serviceSubnet: "10.112.0.0/12", nodeName: "cp-1", advertiseAddress: "192.168.1.105", bindPort: port, extraSans: ["10.96.0.1"] },
       newServiceIp: "10.112.0.1",
@@ -288,9 +319,8 @@ describe("renewApiserverCert in a sandbox root with real openssl", function () {
 
   it("re-issues with real kubeadm from the cluster's own config, keeps the old pair, restarts the apiserver, serves the new SAN; a re-run changes nothing", async () => {
     const kubeadm = realKubeadm();
-    const { root, pkiDir, port, oldCert, kubelet } = await node();
-    // kubeadm v1.20 reads kubeadm.k8s.io/v1beta2; the fixture's v1beta3 ClusterConfiguration has the same fields.
-    const text = script(root, port, kubeadm, CLUSTER_CONFIGURATION.replace("kubeadm.k8s.io/v1beta3", "kubeadm.k8s.io/v1beta2"));
+    const { root, pkiDir, port, oldCert, kubelet, clusterConfiguration } = await node();
+    const text = script(root, port, kubeadm, clusterConfiguration);
     shellcheck("renew apiserver cert", text);
     const restartsBefore = kubelet.restarts;
     const result = await run(text);
@@ -318,9 +348,9 @@ describe("renewApiserverCert in a sandbox root with real openssl", function () {
   });
 
   it("refuses, with real kubeadm, a new certificate that would lose a SAN the old one had (added by hand, not in kubeadm-config)", async () => {
-    const { root, pkiDir, port, oldCert, kubelet } = await node(["10.0.0.250"]);
+    const { root, pkiDir, port, oldCert, kubelet, clusterConfiguration } = await node(["10.0.0.250"]);
     const restarts = kubelet.restarts;
-    const result = await run(script(root, port, realKubeadm(), CLUSTER_CONFIGURATION.replace("kubeadm.k8s.io/v1beta3", "kubeadm.k8s.io/v1beta2")));
+    const result = await run(script(root, port, realKubeadm(), clusterConfiguration));
     assert.equal(result.status, 1);
     assert.match(result.stderr, /the new certificate lost SANs the old one had: IP Address:10\.0\.0\.250; the previous certificate is back in place/);
     assert.equal(fs.readFileSync(path.join(pkiDir, "apiserver.crt"), "utf8"), oldCert);
@@ -346,10 +376,10 @@ rm -f /tmp/$$.csr /tmp/$$.ext
 
   for (const mode of ["stale", "fail"] as const) {
     it(`puts the old pair back and exits 1 when kubeadm ${mode === "stale" ? "issues a certificate without the new IP" : "fails"}, without restarting the apiserver`, async () => {
-      const { root, pkiDir, port, oldCert, kubelet } = await node();
+      const { root, pkiDir, port, oldCert, kubelet, clusterConfiguration } = await node();
       const oldKey = fs.readFileSync(path.join(pkiDir, "apiserver.key"), "utf8");
       const restarts = kubelet.restarts;
-      const result = await run(script(root, port, misbehavingKubeadm(mode, pkiDir)));
+      const result = await run(script(root, port, misbehavingKubeadm(mode, pkiDir), clusterConfiguration));
       assert.equal(result.status, 1);
       assert.match(result.stderr, mode === "stale"
         ? /the new certificate lacks IP Address:10\.112\.0\.1 .*; the previous certificate is back in place/
@@ -361,14 +391,16 @@ rm -f /tmp/$$.csr /tmp/$$.ext
     });
   }
 
-  it("never leaves the manifest out: when the old apiserver does not stop, it is moved back and the step fails", async () => {
-    const { root, pkiDir, pki, port } = await node();
+  // the script's control flow, not the node's files: once is enough
+  if (source === "fixtures") it("never leaves the manifest out: when the old apiserver does not stop, it is moved back and the step fails", async () => {
+    const { root, pkiDir, port, clusterConfiguration } = await node();
+    const pki = await createPki(pkiDir);
     // The certificate on disk already has the new IP but the running apiserver still serves the old one, so the
     // script goes straight to the restart; a kube-apiserver the kubelet does not manage keeps running.
     await pki.issue("apiserver", { commonName: "kube-apiserver", dnsNames: ["cp-1", "kubernetes"], ipAddresses: ["10.112.0.1", "10.96.0.1", "127.0.0.1", "192.168.1.105"], usage: "server" });
     fs.mkdirSync(path.join(root, "proc", "99"), { recursive: true });
     fs.writeFileSync(path.join(root, "proc", "99", "cmdline"), "/usr/local/bin/kube-apiserver\0--secure-port=1\0");
-    const text = script(root, port, misbehavingKubeadm("fail", pkiDir)).replace("readonly TIMEOUT=30", "readonly TIMEOUT=2");
+    const text = script(root, port, misbehavingKubeadm("fail", pkiDir), clusterConfiguration).replace("readonly TIMEOUT=30", "readonly TIMEOUT=2");
     const result = await run(text);
     assert.equal(result.status, 1);
     assert.match(result.stdout, /already carries IP Address:10\.112\.0\.1; not re-issuing/);

@@ -99,13 +99,13 @@ describe("node move API steps (real kube-apiserver + KCM v1.20.2)", function () 
             },
         });
         await custom.createNamespacedCustomObject({
-            group: "policy", version: "v1beta1", namespace, plural: "poddisruptionbudgets",
-            body: { apiVersion: "policy/v1beta1", kind: "PodDisruptionBudget", metadata: { name }, spec: { selector: { matchLabels: { app: name } }, ...budget } },
+            group: "policy", version: "v1", namespace, plural: "poddisruptionbudgets",
+            body: { apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata: { name }, spec: { selector: { matchLabels: { app: name } }, ...budget } },
         });
         const expectAllowed = budget.maxUnavailable ?? replicas - (budget.minAvailable ?? replicas);
         // the disruption controller has seen all replicas healthy
         await eventually(`PDB ${name} status`, async () => {
-            const pdb = (await custom.getNamespacedCustomObject({ group: "policy", version: "v1beta1", namespace, plural: "poddisruptionbudgets", name })) as { status?: { currentHealthy?: number; disruptionsAllowed?: number } };
+            const pdb = (await custom.getNamespacedCustomObject({ group: "policy", version: "v1", namespace, plural: "poddisruptionbudgets", name })) as { status?: { currentHealthy?: number; disruptionsAllowed?: number } };
             return pdb.status?.currentHealthy === replicas && pdb.status.disruptionsAllowed === expectAllowed ? true : undefined;
         });
         return (await core.listNamespacedPod({ namespace, labelSelector: `app=${name}` })).items;
@@ -208,7 +208,7 @@ describe("node move API steps (real kube-apiserver + KCM v1.20.2)", function () 
         assert.strictEqual(phase, "backed-up");
         assert.strictEqual(record.metadata.unschedulable, false);
         assert.strictEqual(record.nodeUid, before.metadata!.uid);
-        await custom.deleteNamespacedCustomObject({ group: "policy", version: "v1beta1", namespace, plural: "poddisruptionbudgets", name: "blocked" });
+        await custom.deleteNamespacedCustomObject({ group: "policy", version: "v1", namespace, plural: "poddisruptionbudgets", name: "blocked" });
         const outs = await nodeApiStepsProvider.create!(inputs("drain", "worker-b", { plannedPodCIDR: "10.48.2.0/24", drainTimeoutSeconds: 30, evictionRetrySeconds: 1 }));
         assert.strictEqual(outs.outs.evicted.length, 2);
         assert.strictEqual((await backupOf("worker-b")).record.metadata.unschedulable, false, "the re-run did not overwrite the pre-cordon backup");

@@ -183,11 +183,11 @@ describe("preflight against a real control plane", function () {
     });
     await custom.createNamespacedCustomObject({
       group: "discovery.k8s.io",
-      version: "v1beta1",
+      version: "v1",
       namespace: ns,
       plural: "endpointslices",
       body: {
-        apiVersion: "discovery.k8s.io/v1beta1",
+        apiVersion: "discovery.k8s.io/v1",
         kind: "EndpointSlice",
         metadata: { name: "external-db-manual", labels: { "kubernetes.io/service-name": "external-db" } },
         addressType: "IPv4",
@@ -198,11 +198,11 @@ describe("preflight against a real control plane", function () {
     cleanups.push(
       () => core.deleteNamespacedService({ namespace: ns, name: "external-db" }),
       () => core.deleteNamespacedEndpoints({ namespace: ns, name: "external-db" }).catch(() => undefined),
-      () => custom.deleteNamespacedCustomObject({ group: "discovery.k8s.io", version: "v1beta1", namespace: ns, plural: "endpointslices", name: "external-db-manual" }),
+      () => custom.deleteNamespacedCustomObject({ group: "discovery.k8s.io", version: "v1", namespace: ns, plural: "endpointslices", name: "external-db-manual" }),
     );
     // KCM's EndpointSlice mirroring controller copies the hand-made Endpoints into a slice of its own.
     await waitForSeen("the mirrored EndpointSlice", async () => {
-      const list = (await custom.listNamespacedCustomObject({ group: "discovery.k8s.io", version: "v1beta1", namespace: ns, plural: "endpointslices", labelSelector: "endpointslice.kubernetes.io/managed-by=endpointslicemirroring-controller.k8s.io" })) as { items: unknown[] };
+      const list = (await custom.listNamespacedCustomObject({ group: "discovery.k8s.io", version: "v1", namespace: ns, plural: "endpointslices", labelSelector: "endpointslice.kubernetes.io/managed-by=endpointslicemirroring-controller.k8s.io" })) as { items: unknown[] };
       return list.items.length > 0 ? true : undefined;
     });
     const report = await preflight();
@@ -255,16 +255,16 @@ describe("preflight against a real control plane", function () {
     for (const app of ["solo", "pair"]) {
       await custom.createNamespacedCustomObject({
         group: "policy",
-        version: "v1beta1",
+        version: "v1",
         namespace: ns,
         plural: "poddisruptionbudgets",
-        body: { apiVersion: "policy/v1beta1", kind: "PodDisruptionBudget", metadata: { name: app }, spec: { minAvailable: 1, selector: { matchLabels: { app } } } },
+        body: { apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata: { name: app }, spec: { minAvailable: 1, selector: { matchLabels: { app } } } },
       });
-      cleanups.push(() => custom.deleteNamespacedCustomObject({ group: "policy", version: "v1beta1", namespace: ns, plural: "poddisruptionbudgets", name: app }));
+      cleanups.push(() => custom.deleteNamespacedCustomObject({ group: "policy", version: "v1", namespace: ns, plural: "poddisruptionbudgets", name: app }));
     }
     for (const name of ["solo", "pair-a", "pair-b"]) cleanups.push(() => core.deleteNamespacedPod({ namespace: ns, name, ...NOW }));
     await waitForSeen("PDB status from the disruption controller", async () => {
-      const list = (await custom.listNamespacedCustomObject({ group: "policy", version: "v1beta1", namespace: ns, plural: "poddisruptionbudgets" })) as { items: { status?: { expectedPods?: number; currentHealthy?: number } }[] };
+      const list = (await custom.listNamespacedCustomObject({ group: "policy", version: "v1", namespace: ns, plural: "poddisruptionbudgets" })) as { items: { status?: { expectedPods?: number; currentHealthy?: number } }[] };
       return list.items.length === 2 && list.items.every((p) => (p.status?.currentHealthy ?? 0) > 0) ? true : undefined;
     });
     const report = await preflight();

@@ -229,7 +229,7 @@ function defineTests(): void {
         assert.deepEqual(now.metadata?.labels, service.metadata?.labels);
         assert.deepEqual(now.metadata?.annotations, service.metadata?.annotations);
         assert.equal(await rest.getOptional(paths.service(namespace, "resolver-temp")), undefined, "the stand-in is gone");
-        const bridges = await rest.list(`/apis/discovery.k8s.io/v1beta1/namespaces/${namespace}/endpointslices`, { labelSelector: "endpointslice.kubernetes.io/managed-by=cidr-migration.io" });
+        const bridges = await rest.list(`/apis/discovery.k8s.io/v1/namespaces/${namespace}/endpointslices`, { labelSelector: "endpointslice.kubernetes.io/managed-by=cidr-migration.io" });
         assert.deepEqual(bridges, [], "no endpoint bridge is left");
         assert.ok(!(await journalKeys()).includes(key));
       });

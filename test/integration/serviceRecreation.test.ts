@@ -280,7 +280,7 @@ describe("Service re-creation (real test bed, SDK dynamic-provider host)", funct
     assert.equal(await rest.getOptional(paths.service("kube-system", dns.standIn.name)), undefined, "the stand-in is gone");
     await eventually(rest, "kube-system", "the new kube-dns selecting the DNS pod", (s) => sliceAddresses(s, "kube-dns", SLICE_CONTROLLER).includes(DNS_POD_IP)
       && s.endpointSlices.filter((e) => e.metadata?.labels?.["kubernetes.io/service-name"] === "kube-dns").every((e) => e.metadata?.ownerReferences?.[0]?.uid === dnsAfter.metadata?.uid));
-    const bridges = await rest.list("/apis/discovery.k8s.io/v1beta1/namespaces/kube-system/endpointslices", { labelSelector: "endpointslice.kubernetes.io/managed-by=cidr-migration.io" });
+    const bridges = await rest.list("/apis/discovery.k8s.io/v1/namespaces/kube-system/endpointslices", { labelSelector: "endpointslice.kubernetes.io/managed-by=cidr-migration.io" });
     assert.deepEqual(bridges, [], "the endpoint bridge went once the controller had written kube-dns's own slice");
     assert.deepEqual(await journals(), []);
   });

@@ -133,8 +133,8 @@ export async function seedServiceShapes(rest: KubeRest, namespace: string, opts:
   const webUid = byName.get("web")!.metadata!.uid!;
   const webRef = { apiVersion: "v1", kind: "Service", name: "web", uid: webUid };
   await rest.create(paths.configMaps(namespace), { metadata: { name: "web-dependent", labels: { a: "1" }, ownerReferences: [webRef] }, data: { config: "kept" } });
-  await rest.create(`/apis/discovery.k8s.io/v1beta1/namespaces/${namespace}/endpointslices`, {
-    apiVersion: "discovery.k8s.io/v1beta1", kind: "EndpointSlice",
+  await rest.create(`/apis/discovery.k8s.io/v1/namespaces/${namespace}/endpointslices`, {
+    apiVersion: "discovery.k8s.io/v1", kind: "EndpointSlice",
     metadata: { name: "web-extra", labels: { "kubernetes.io/service-name": "web", "endpointslice.kubernetes.io/managed-by": "operator.example.com" }, ownerReferences: [webRef] },
     addressType: "IPv4", endpoints: [{ addresses: ["192.168.50.5"], conditions: { ready: true } }], ports: [{ name: "service", port: 3000, protocol: "TCP" }],
   });
@@ -201,7 +201,7 @@ export async function namespaceState(rest: KubeRest, namespace: string): Promise
   const [services, endpoints, endpointSlices, configMaps] = await Promise.all([
     rest.list(paths.services(namespace)),
     rest.list(`/api/v1/namespaces/${namespace}/endpoints`),
-    rest.list(`/apis/discovery.k8s.io/v1beta1/namespaces/${namespace}/endpointslices`),
+    rest.list(`/apis/discovery.k8s.io/v1/namespaces/${namespace}/endpointslices`),
     rest.list(paths.configMaps(namespace)),
   ]);
   const byName = (items: KubeObject[]) => new Map(items.map((o) => [o.metadata!.name!, o]));

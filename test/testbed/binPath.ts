@@ -3,5 +3,5 @@
 import * as path from "path";
 import { cachedEtcdBinDir, cachedKubeBinDir } from "./kubeBinaries";
 
-const dirs = [cachedEtcdBinDir(), cachedKubeBinDir()].filter((dir): dir is string => !!dir);
+const dirs = [cachedEtcdBinDir(), cachedKubeBinDir()];
 process.env.PATH = [...dirs, ...(process.env.PATH ?? "").split(path.delimiter)].join(path.delimiter);

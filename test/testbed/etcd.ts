@@ -100,7 +100,7 @@ async function startOnce(dir: string, dataDir: string, opts: StartEtcdOptions, t
 
 export async function startEtcd(opts: StartEtcdOptions = {}): Promise<EtcdProcess> {
     if (!fs.existsSync(ETCD_BINARY)) {
-        throw new Error(`etcd binary ${ETCD_BINARY} is missing: run test/testbed/install.sh (as root; it builds the etcd paired with CIDR_MIGRATION_KUBE_VERSION, or installs Debian etcd-server for 1.20)`);
+        throw new Error(`etcd binary ${ETCD_BINARY} is missing: run test/testbed/install.sh (as root; it builds the etcd paired with CIDR_MIGRATION_KUBE_VERSION)`);
     }
     const ownsDir = opts.dir === undefined;
     const dir = opts.dir ?? fs.mkdtempSync(path.join(os.tmpdir(), "cidr-etcd-"));

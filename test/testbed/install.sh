@@ -37,10 +37,6 @@ for wanted in "${requested[@]}"; do
     echo "test bed: no Kubernetes $wanted in $versions_file; known: $(jq -r '[.versions[].kube] | join(", ")' "$versions_file")" >&2
     exit 2
   fi
-  if [ "$etcd" = "debian" ]; then
-    bash "$here/build/kube-debian-$kube.sh"
-    continue
-  fi
   # KUBEBUILDER_ASSETS with every binary skips the kube build (envtest assets often lack KCM and kubeadm)
   if assets_complete; then
     echo "test bed: kube binaries from KUBEBUILDER_ASSETS=$KUBEBUILDER_ASSETS"

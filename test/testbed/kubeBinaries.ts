@@ -1,6 +1,6 @@
 // Where the test bed finds its Kubernetes and etcd binaries for the version CIDR_MIGRATION_KUBE_VERSION picks:
 // KUBEBUILDER_ASSETS (the envtest convention) first, else the cache that test/testbed/install.sh fills (built from
-// the Go module proxy; v1.20.2 from Debian's kubernetes source package).
+// the Go module proxy).
 import * as fs from "fs";
 import * as path from "path";
 import { cacheRoot, resolveTestBedVersion, TestBedVersion } from "./kubeVersion";
@@ -11,8 +11,8 @@ export function cachedKubeBinDir(version: TestBedVersion = resolveTestBedVersion
     return path.join(cacheRoot(), `kube-${version.kube}`, "bin");
 }
 
-export function cachedEtcdBinDir(version: TestBedVersion = resolveTestBedVersion()): string | undefined {
-    return version.etcd === "debian" ? undefined : path.join(cacheRoot(), `etcd-${version.etcd}`, "bin");
+export function cachedEtcdBinDir(version: TestBedVersion = resolveTestBedVersion()): string {
+    return path.join(cacheRoot(), `etcd-${version.etcd}`, "bin");
 }
 
 function executable(file: string): boolean {
@@ -58,11 +58,10 @@ export function resolveKubeBinaries(): KubeBinaries {
 /** etcd, etcdctl or etcdutl of the etcd paired with the test-bed version; CIDR_MIGRATION_ETCD overrides etcd itself. */
 export function etcdBinary(name: "etcd" | "etcdctl" | "etcdutl" = "etcd"): string {
     if (name === "etcd" && process.env.CIDR_MIGRATION_ETCD) return process.env.CIDR_MIGRATION_ETCD;
-    const dir = cachedEtcdBinDir();
-    return dir ? path.join(dir, name) : path.join("/usr/bin", name);
+    return path.join(cachedEtcdBinDir(), name);
 }
 
-/** The command for `snapshot status|restore`: etcdutl (etcd 3.5+; 3.6's etcdctl has neither), etcdctl on Debian's 3.4. */
+/** The command for `snapshot status|restore`: etcdutl (3.6's etcdctl has neither). */
 export function snapshotTool(): string {
-    return cachedEtcdBinDir() ? etcdBinary("etcdutl") : etcdBinary("etcdctl");
+    return etcdBinary("etcdutl");
 }

@@ -16,7 +16,7 @@ export interface TestBedVersion {
     minor: string;
     /** "1.37.2" */
     kube: string;
-    /** "3.7.0", or "debian" for the distribution's etcd (the 1.20 bed) */
+    /** "3.7.0": the etcd kubeadm pairs with this release */
     etcd: string;
 }
 
