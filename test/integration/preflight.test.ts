@@ -12,7 +12,9 @@ import { collectClusterObjects } from "../../lib/preflight/collect";
 import { EtcdProcess, freePort, startEtcd } from "../testbed/etcd";
 import { freshNamespace, useTestCluster } from "../testbed/fixture";
 import { registerNode } from "../testbed/kubelet";
+import { minorNumber } from "../testbed/kubeVersion";
 import { waitFor } from "../testbed/processes";
+import { KUBE_VERSION } from "../testbed/seed";
 import {
   controlPlaneMirrorPods,
   createRunningPod,
@@ -35,7 +37,9 @@ const brief = (f: Finding): Brief => (f.path === undefined ? { code: f.code, obj
 const problems = (r: FindingReport) => r.findings.filter((f) => f.severity !== "info").map(brief);
 const infoCodes = (r: FindingReport) => r.findings.filter((f) => f.severity === "info").map((f) => f.code);
 const byObjectPath = (a: { object: string; path?: string }, b: { object: string; path?: string }) => (`${a.object} ${a.path}` < `${b.object} ${b.path}` ? -1 : 1);
-const CLEAN_INFO = ["APISERVER_VERSION", "ETCD_HEALTHY", "KUBEADM_CLUSTER", "POD_RANGE_CAPACITY", "SERVICE_RANGE_CAPACITY", "SNAPSHOT_DIR_WRITABLE"];
+/** 1.33+ serves ServiceCIDR: preflight says so, and that the graph moves the default ServiceCIDR itself. */
+const SERVES_SERVICE_CIDR = minorNumber() >= 33;
+const CLEAN_INFO = ["APISERVER_VERSION", "ETCD_HEALTHY", "KUBEADM_CLUSTER", "POD_RANGE_CAPACITY", ...(SERVES_SERVICE_CIDR ? ["SERVICECIDR_API_PRESENT"] : []), "SERVICE_RANGE_CAPACITY", "SNAPSHOT_DIR_WRITABLE"];
 const NOW = { gracePeriodSeconds: 0 };
 
 
@@ -76,7 +80,7 @@ describe("preflight against a real control plane", function () {
     return (await runPreflight({ config, kubeConfig: kc, etcd: {}, allowSecretValues })).report;
   }
 
-  it("a clean kubeadm cluster: exit 0 from the CLI, facts only, ServiceCIDR API absent on v1.20", async () => {
+  it("a clean kubeadm cluster: exit 0 from the CLI, facts only, the ServiceCIDR API as this version serves it", async () => {
     const stack = writeStackFile(work, "clean", stackValues(cluster(), path.join(work, "snapshots")));
     const json = await runCli(["preflight", "--config", stack, "--json"]);
     assert.strictEqual(json.code, 0, json.stderr);
@@ -85,11 +89,11 @@ describe("preflight against a real control plane", function () {
     assert.deepStrictEqual(infoCodes(report).sort(), CLEAN_INFO);
     assert.strictEqual(report.exitCode, 0);
     const version = report.findings.find((f) => f.code === "APISERVER_VERSION")!;
-    assert.strictEqual(version.message, "kube-apiserver v1.20.2; ServiceCIDR API not served");
+    assert.strictEqual(version.message, `kube-apiserver ${KUBE_VERSION}; ServiceCIDR API ${SERVES_SERVICE_CIDR ? "served (networking.k8s.io/v1)" : "not served"}`);
     const table = await runCli(["preflight", "--config", stack]);
     assert.strictEqual(table.code, 0, table.stderr);
     assert.match(table.stdout, /^SEVERITY +CODE +OBJECT +PATH$/m);
-    assert.ok(table.stdout.endsWith("preflight: 0 blockers, 0 warnings, 6 info: clean (exit 0)\n"), table.stdout);
+    assert.ok(table.stdout.endsWith(`preflight: 0 blockers, 0 warnings, ${CLEAN_INFO.length} info: clean (exit 0)\n`), table.stdout);
   });
 
   it("a Prometheus config pinned to an old ClusterIP: the ConfigMap key and line", async () => {
@@ -382,7 +386,7 @@ describe("preflight against a real control plane", function () {
       assert.strictEqual(result.code, 1, result.stderr);
       assert.match(result.stdout, new RegExp(`^BLOCKER +SNAPSHOT_DIR_NOT_WRITABLE +snapshot directory ${notADir}$`, "m"));
       assert.match(result.stdout, /^ {4}it exists but is not a directory$/m);
-      assert.match(result.stdout, /preflight: 1 blocker, 0 warnings, 5 info: findings need attention \(exit 1\)\n$/);
+      assert.match(result.stdout, new RegExp(`preflight: 1 blocker, 0 warnings, ${CLEAN_INFO.length - 1} info: findings need attention \\(exit 1\\)\n$`));
     });
 
     it("an unreachable etcd and a snapshot directory that is a file are blockers", async () => {

@@ -17,7 +17,9 @@ import * as path from "path";
 import { stringify } from "yaml";
 import { validateConfig } from "../../lib/config";
 import { MigrationConfig } from "../../lib/migrationConfig";
+import { kubeletConfigMapName } from "../../components/clusterConfig";
 import { TestCluster } from "../testbed/controlPlane";
+import { minorNumber } from "../testbed/kubeVersion";
 import { registerNode, waitForPodCIDR } from "../testbed/kubelet";
 import { controlPlaneMirrorPods as testBedMirrorPods, KUBE_VERSION } from "../testbed/seed";
 import { sleep } from "../testbed/processes";
@@ -76,7 +78,7 @@ export interface ShapeOptions {
 
 /**
  * What kubeadm leaves behind, as seen through the API: registered Nodes with podCIDRs from KCM, kubeadm-config,
- * kube-proxy and kubelet-config-1.20 in kube-system, mirror pods of kube-apiserver and kube-controller-manager for each
+ * kube-proxy and kubelet-config in kube-system, mirror pods of kube-apiserver and kube-controller-manager for each
  * control-plane node (with the range flags the test bed's components really run with), and kube-dns at `dnsIP`.
  */
 export async function seedKubeadmShape(kc: KubeConfig, opts: ShapeOptions): Promise<void> {
@@ -117,9 +119,12 @@ export function kubeProxyConfigMap(podCidr: string) {
   return { metadata: { name: "kube-proxy" }, data: { "config.conf": stringify(conf) } };
 }
 
+/** kubeadm's name for it on this version: kubelet-config from 1.24, kubelet-config-1.NN before. */
+export const KUBELET_CONFIG_NAME = kubeletConfigMapName({ major: "1", minor: String(minorNumber()) });
+
 export function kubeletConfigMap(dnsIP: string) {
   const conf = { apiVersion: "kubelet.config.k8s.io/v1beta1", kind: "KubeletConfiguration", clusterDNS: [dnsIP], clusterDomain: "cluster.local" };
-  return { metadata: { name: "kubelet-config-1.20" }, data: { kubelet: stringify(conf) } };
+  return { metadata: { name: KUBELET_CONFIG_NAME }, data: { kubelet: stringify(conf) } };
 }
 
 /** The test bed's control-plane mirror pods at this suite's node mask. */

@@ -7,12 +7,14 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { discoverInventory } from "../../lib/discovery";
-import { Finding, FindingReport } from "../../lib/findings";
+import { Finding, FindingReport, sortFindings } from "../../lib/findings";
 import { buildPlan } from "../../lib/plan";
 import { runVerify } from "../../lib/verify";
 import { freshNamespace, useTestCluster } from "../testbed/fixture";
 import { registerNode, waitForPodCIDR } from "../testbed/kubelet";
 import { waitFor } from "../testbed/processes";
+import { minorNumber } from "../testbed/kubeVersion";
+import { enterNewServiceRange, leaveOldServiceRange } from "../support/serviceRangePhase";
 import {
   controlPlaneMirrorPods,
   createCalicoObject,
@@ -21,6 +23,7 @@ import {
   installCalicoCrds,
   kubeadmConfigMap,
   kubeletConfigMap,
+  KUBELET_CONFIG_NAME,
   kubeProxyConfigMap,
   migrationConfig,
   NEW_POD_CIDR,
@@ -36,6 +39,8 @@ import {
 
 const brief = (f: Finding) => (f.path === undefined ? { code: f.code, object: f.object } : { code: f.code, object: f.object, path: f.path });
 const NOW = { gracePeriodSeconds: 0 };
+/** 1.33+: verify also checks the ServiceCIDR and IPAddress objects. */
+const SERVES_SERVICE_CIDR = minorNumber() >= 33;
 const ignoreNotFound = (err: { code?: number }) => {
   if (err.code !== 404) throw err;
 };
@@ -125,7 +130,7 @@ describe("verify against a real control plane", function () {
       assert.deepStrictEqual(await findings(), [
         { code: "KUBEADM_POD_SUBNET_OLD", object: "ConfigMap kube-system/kubeadm-config", path: 'data["ClusterConfiguration"] networking.podSubnet' },
         { code: "KUBEADM_SERVICE_SUBNET_OLD", object: "ConfigMap kube-system/kubeadm-config", path: 'data["ClusterConfiguration"] networking.serviceSubnet' },
-        { code: "KUBELET_CLUSTER_DNS_OLD", object: "ConfigMap kube-system/kubelet-config-1.20", path: 'data["kubelet"] clusterDNS[0]' },
+        { code: "KUBELET_CLUSTER_DNS_OLD", object: `ConfigMap kube-system/${KUBELET_CONFIG_NAME}`, path: 'data["kubelet"] clusterDNS[0]' },
         { code: "KUBE_PROXY_CLUSTER_CIDR_OLD", object: "ConfigMap kube-system/kube-proxy", path: 'data["config.conf"] clusterCIDR' },
       ]);
     });
@@ -154,7 +159,7 @@ describe("verify against a real control plane", function () {
       const report = JSON.parse(moved.stdout) as FindingReport;
       assert.deepStrictEqual(report.findings.map(brief), [
         { code: "DNS_SERVICE_NOT_AT_PLANNED_IP", object: "Service kube-system/kube-dns", path: "spec.clusterIP" },
-        { code: "KUBELET_CLUSTER_DNS_MISMATCH", object: "ConfigMap kube-system/kubelet-config-1.20", path: 'data["kubelet"] clusterDNS' },
+        { code: "KUBELET_CLUSTER_DNS_MISMATCH", object: `ConfigMap kube-system/${KUBELET_CONFIG_NAME}`, path: 'data["kubelet"] clusterDNS' },
       ]);
       assert.strictEqual(report.findings[0].message, `ClusterIP is 10.112.0.10, but the plan file ${plan} puts it at 10.112.0.53; kubelets resolve through that address`);
 
@@ -208,7 +213,7 @@ describe("verify against a real control plane", function () {
     describe("halfway: only the control plane runs on the new ranges", () => {
       before(async function () {
         this.timeout(180_000);
-        await cluster().restartApiserver({ serviceClusterIpRange: NEW_SERVICE_CIDR });
+        await enterNewServiceRange(cluster(), OLD_SERVICE_CIDR, NEW_SERVICE_CIDR);
         await cluster().restartControllerManager({ clusterCidr: NEW_POD_CIDR, serviceClusterIpRange: NEW_SERVICE_CIDR, allocateNodeCidrs: false });
         await cluster().waitControllerManagerHealthy();
       });
@@ -219,7 +224,15 @@ describe("verify against a real control plane", function () {
         const report = JSON.parse(result.stdout) as FindingReport;
         const nodeBlocks = (await core.listNode()).items.map((n) => n.spec!.podCIDR!.replace("/24", "/26").replace(/[./]/g, "-")).sort();
         const web = await core.readNamespacedService({ namespace: ns, name: "web" });
-        assert.deepStrictEqual(report.findings.map(brief), [
+        // 1.33+: the old default ServiceCIDR is retired but still holds the addresses of the Services not moved yet
+        const serviceCidrLeftovers = SERVES_SERVICE_CIDR ? [
+          { code: "DEFAULT_SERVICE_CIDR_NOT_NEW_RANGE", object: "ServiceCIDR kubernetes", path: "spec.cidrs" },
+          ...["10.96.0.1", "10.96.0.10", web.spec!.clusterIP!].map((ip) => ({ code: "IPADDRESS_IN_OLD_RANGE", object: `IPAddress ${ip}` })),
+        ] : [];
+        const ordered = (list: Array<{ code: string; object: string; path?: string }>) =>
+          sortFindings(list.map((f) => ({ ...f, severity: "blocker" as const, message: "", action: "" }))).map(brief);
+        assert.deepStrictEqual(report.findings.map(brief), ordered([
+          ...serviceCidrLeftovers,
           { code: "CALICO_AFFINITY_IN_OLD_RANGE", object: `BlockAffinity cp-1-${nodeBlocks[0]}`, path: "spec.cidr" },
           { code: "CALICO_AFFINITY_IN_OLD_RANGE", object: `BlockAffinity worker-1-${nodeBlocks[1]}`, path: "spec.cidr" },
           { code: "CALICO_BLOCK_IN_OLD_RANGE", object: `IPAMBlock ${nodeBlocks[0]}`, path: "spec.cidr" },
@@ -231,7 +244,7 @@ describe("verify against a real control plane", function () {
           { code: "DNS_SERVICE_NOT_AT_PLANNED_IP", object: "Service kube-system/kube-dns", path: "spec.clusterIP" },
           { code: "KUBEADM_POD_SUBNET_OLD", object: "ConfigMap kube-system/kubeadm-config", path: 'data["ClusterConfiguration"] networking.podSubnet' },
           { code: "KUBEADM_SERVICE_SUBNET_OLD", object: "ConfigMap kube-system/kubeadm-config", path: 'data["ClusterConfiguration"] networking.serviceSubnet' },
-          { code: "KUBELET_CLUSTER_DNS_OLD", object: "ConfigMap kube-system/kubelet-config-1.20", path: 'data["kubelet"] clusterDNS[0]' },
+          { code: "KUBELET_CLUSTER_DNS_OLD", object: `ConfigMap kube-system/${KUBELET_CONFIG_NAME}`, path: 'data["kubelet"] clusterDNS[0]' },
           { code: "KUBERNETES_SERVICE_NOT_AT_NEW_FIRST_IP", object: "Service default/kubernetes", path: "spec.clusterIP" },
           { code: "KUBE_PROXY_CLUSTER_CIDR_OLD", object: "ConfigMap kube-system/kube-proxy", path: 'data["config.conf"] clusterCIDR' },
           { code: "NODE_PODCIDR_IN_OLD_RANGE", object: "Node cp-1", path: "spec.podCIDRs[0]" },
@@ -240,7 +253,7 @@ describe("verify against a real control plane", function () {
           { code: "SERVICE_IN_OLD_RANGE", object: `Service ${ns}/web`, path: "spec.clusterIPs[0]" },
           { code: "SERVICE_IN_OLD_RANGE", object: "Service default/kubernetes", path: "spec.clusterIPs[0]" },
           { code: "SERVICE_IN_OLD_RANGE", object: "Service kube-system/kube-dns", path: "spec.clusterIPs[0]" },
-        ]);
+        ]));
         assert.ok(report.findings.every((f) => f.severity === "blocker"));
         assert.match(report.findings.find((f) => f.object === `Service ${ns}/web`)!.message, new RegExp(`^ClusterIP ${web.spec!.clusterIP!.replace(/\./g, "\\.")} is still in the old Service range 10\\.96\\.0\\.0/12$`));
       });
@@ -259,10 +272,11 @@ describe("verify against a real control plane", function () {
           const svc = await core.readNamespacedService({ namespace: "default", name: "kubernetes" }).catch(() => undefined);
           return svc?.spec?.clusterIP === "10.112.0.1" ? true : undefined;
         });
+        await leaveOldServiceRange(cluster(), OLD_SERVICE_CIDR, NEW_SERVICE_CIDR);
         // cluster config
         await core.replaceNamespacedConfigMap({ namespace: "kube-system", name: "kube-proxy", body: kubeProxyConfigMap(NEW_POD_CIDR) });
         await core.replaceNamespacedConfigMap({ namespace: "kube-system", name: "kubeadm-config", body: kubeadmConfigMap({ serviceCidr: NEW_SERVICE_CIDR, podCidr: NEW_POD_CIDR }) });
-        await core.replaceNamespacedConfigMap({ namespace: "kube-system", name: "kubelet-config-1.20", body: kubeletConfigMap(plannedDns) });
+        await core.replaceNamespacedConfigMap({ namespace: "kube-system", name: KUBELET_CONFIG_NAME, body: kubeletConfigMap(plannedDns) });
         // nodes leave and re-register; KCM with allocation on hands out subnets of the new range
         for (const n of NODES) await core.deleteNode({ name: n.name });
         await waitFor("nodes gone", async () => ((await core.listNode()).items.length === 0 ? true : undefined));

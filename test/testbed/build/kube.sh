@@ -26,8 +26,25 @@ go mod edit -go="$(awk '$1=="go"{print $2; exit}' "$gomod")" -require="k8s.io/ku
 # godebug lines change runtime defaults the upstream binaries are built with
 awk '$1=="godebug" && $2!="(" {print $2}' "$gomod" | while read -r kv; do go mod edit -godebug="$kv"; done
 awk '/^godebug \($/{f=1;next} f&&/^\)/{f=0} f{print $1}' "$gomod" | while read -r kv; do go mod edit -godebug="$kv"; done
+# A staging module's own patch release is sometimes missing from the proxy (k8s.io/endpointslice v0.32.13): then
+# the newest patch of the same minor that it serves is used, and said.
 awk '$2=="=>" && $3 ~ /^\.\/staging/ {print $1}' "$gomod" | while read -r m; do
-  go mod edit -replace="$m=$m@v0.$minor.${version##*.}"
+  want="v0.$minor.${version##*.}"
+  if ! (cd / && go mod download "$m@$want" >/dev/null 2>&1); then
+    fallback=$( (cd / && go list -m -versions "$m" 2>/dev/null) | tr ' ' '\n' | grep -E "^v0\.$minor\.[0-9]+$" | sort -t. -k3 -n | awk -F. -v p="${version##*.}" '$3+0 < p+0' | tail -n 1 || true)
+    if [ -z "$fallback" ]; then
+      # none served at all (k8s.io/sample-cli-plugin): the binaries import nothing from it, so an empty module
+      # stands in, only so that the module graph loads
+      echo "test bed: the proxy serves no $m v0.$minor; an empty stand-in module takes its place (none of the binaries imports it)"
+      mkdir -p "stub/$m"
+      printf 'module %s\n' "$m" > "stub/$m/go.mod"
+      go mod edit -replace="$m=./stub/$m"
+      continue
+    fi
+    echo "test bed: the proxy does not serve $m $want; using $fallback"
+    want="$fallback"
+  fi
+  go mod edit -replace="$m=$m@$want"
 done
 packages=("${programs[@]/#/k8s.io/kubernetes/cmd/}")
 go get "${packages[@]/%/@v$version}" >/dev/null 2>&1 || go get "${packages[@]/%/@v$version}"

@@ -8,8 +8,8 @@
 # A `pulumi` on PATH with the same version is used as it is (with its own language host beside it).
 # Usage: pulumi.sh            build what is missing, install the plugins, print the environment to use
 #        pulumi.sh --env      the same, progress on stderr, only `export ...` lines on stdout (for eval)
-#        pulumi.sh --smoke    the same, then `pulumi up`/`destroy` of a dynamic resource and a preview with the
-#                             kubernetes provider, on a local backend in a temporary directory
+#        pulumi.sh --smoke    the same, then `pulumi up`/`destroy` of a dynamic resource and a local Command, and a
+#                             preview with the kubernetes provider, on a local backend in a temporary directory
 # Recipes (shared/TESTBED.md): pkg/go.mod and sdk/nodejs/cmd/pulumi-language-nodejs/go.mod carry directory replaces,
 # so a wrapper module requires pkg/v3 and sdk/v3 at the tag. The provider and language-host modules have no tags of
 # their own: only pseudo-versions name them (tables below). Where the proxy refuses one, the source is taken from
@@ -256,7 +256,7 @@ else
 fi
 [ "$mode" = "--smoke" ] || exit 0
 
-# --- smoke test: the engine runs a Node program of this repo's node_modules, with no download --------------------
+# --- smoke test: the engine runs Node programs of this repo's node_modules, with no download ---------------------
 export PATH="$engine_path:$PATH"
 smoke="$(mktemp -d)"
 trap 'rm -rf "$smoke"' EXIT
@@ -265,32 +265,40 @@ mkdir -p "$smoke/state" "$smoke/dyn" "$smoke/k8s"
 for p in dyn k8s; do
   ln -s "$root/node_modules" "$smoke/$p/node_modules"
   printf 'name: smoke-%s\nruntime: nodejs\n' "$p" > "$smoke/$p/Pulumi.yaml"
+  printf '{"name": "smoke-%s", "main": "index.js"}\n' "$p" > "$smoke/$p/package.json"
 done
+# A dynamic resource (through the pulumi-resource-pulumi-nodejs shim) and a local Command (the command plugin).
 cat > "$smoke/dyn/index.js" <<'EOF'
 const pulumi = require("@pulumi/pulumi");
+const command = require("@pulumi/command");
 const provider = {
   async create(inputs) { return { id: "smoke-" + inputs.n, outs: { n: inputs.n, doubled: inputs.n * 2 } }; },
   async delete() {},
 };
 const r = new pulumi.dynamic.Resource(provider, "r", { n: 21, doubled: undefined });
+const c = new command.local.Command("c", { create: "echo made", delete: "true" });
 exports.doubled = r.doubled;
+exports.stdout = c.stdout;
 EOF
-# The provider cannot reach a cluster; the check is that the engine finds and starts the installed plugin.
+# The provider cannot reach a cluster (a preview needs none); the check is that the engine starts the installed plugin.
 cat > "$smoke/k8s/index.js" <<EOF
 const k8s = require("@pulumi/kubernetes");
-new k8s.Provider("p", { kubeconfig: "apiVersion: v1\nkind: Config\nclusters: []\n" }, { version: "$kubernetes_version" });
+const kubeconfig = "apiVersion: v1\nkind: Config\nclusters: []\n";
+const provider = new k8s.Provider("p", { kubeconfig }, { version: "$kubernetes_version" });
+new k8s.core.v1.Namespace("ns", {}, { provider });
 EOF
 cd "$smoke/dyn"
 pulumi stack init smoke >/dev/null
 pulumi up --yes --skip-preview > "$smoke/up.log" 2>&1 || { cat "$smoke/up.log"; die "smoke: pulumi up failed"; }
 [ "$(pulumi stack output doubled)" = 42 ] || die "smoke: stack output doubled is not 42"
+[ "$(pulumi stack output stdout)" = made ] || die "smoke: the local Command's stdout is not 'made'"
 pulumi destroy --yes > "$smoke/destroy.log" 2>&1 || { cat "$smoke/destroy.log"; die "smoke: pulumi destroy failed"; }
-echo "test bed: smoke: dynamic resource up (output doubled=42) and destroy passed"
+echo "test bed: smoke: pulumi up (dynamic resource, local Command) and destroy passed"
 cd "$smoke/k8s"
 pulumi stack init smoke >/dev/null
-pulumi preview > "$smoke/preview.log" 2>&1 || true
-if grep -qiE "download|no resource plugin|could not find|failed to load plugin" "$smoke/preview.log"; then
-  cat "$smoke/preview.log"; die "smoke: the kubernetes plugin was not found"
-fi
-grep -q "pulumi:providers:kubernetes" "$smoke/preview.log" || { cat "$smoke/preview.log"; die "smoke: no kubernetes provider in the preview"; }
+pulumi preview --logtostderr -v=6 > "$smoke/preview.log" 2>&1 || {
+  grep -v '^{' "$smoke/preview.log"; die "smoke: pulumi preview failed"; }
+found="found in cache at $pulumi_home/plugins/resource-kubernetes-v$kubernetes_version/pulumi-resource-kubernetes"
+grep -qF "$found" "$smoke/preview.log" || {
+  grep -v '^{' "$smoke/preview.log"; die "smoke: the kubernetes plugin was not loaded from $pulumi_home"; }
 echo "test bed: smoke: pulumi preview loaded resource-kubernetes v$kubernetes_version from $pulumi_home"
