@@ -88,7 +88,7 @@ pulumi_bin="$bin_dir/pulumi"
 need_cli=1 need_language_host=1
 if path_pulumi=$(command -v pulumi) && [ "$(readlink -f "$path_pulumi")" != "$(readlink -f "$pulumi_bin")" ]; then
   path_version=$("$path_pulumi" version 2>/dev/null || true)
-  if [ "$path_version" = "v$pulumi_version" ]; then
+  if [ "${path_version#v}" = "$pulumi_version" ]; then
     echo "test bed: using pulumi $path_version on PATH at $path_pulumi (not building the CLI)"
     pulumi_bin="$path_pulumi"; need_cli=0
     # an installed pulumi ships its language host beside it
@@ -144,7 +144,8 @@ if [ "${#problems[@]}" -gt 0 ]; then
 fi
 
 start=$SECONDS
-version_ld="-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=$pulumi_version"
+# "v" as in upstream release builds, so `pulumi version` prints v<version>
+version_ld="-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=v$pulumi_version"
 # --- the CLI and the language host: one wrapper module pinning pkg/v3 and sdk/v3 at the tag ----------------------
 if [ "$need_cli" = 1 ] || [ "$need_language_host" = 1 ]; then
   work="$cache_dir/build/pulumi-$pulumi_version"
