@@ -31,7 +31,7 @@ function flagRange(value: string | undefined, family: string): string | undefine
 }
 
 export function checkCapacityAndVersions(input: PreflightInput): Finding[] {
-  return [...capacity(input), ...kcmCrashPrediction(input), ...versions(input), ...controlPlaneFlags(input)];
+  return [...capacity(input), ...kcmCrashPrediction(input), ...versions(input), ...allocatorDualWrite(input), ...controlPlaneFlags(input)];
 }
 
 function usableAddresses(cidr: string): bigint {
@@ -165,6 +165,32 @@ function versions(input: PreflightInput): Finding[] {
     });
   }
   return findings;
+}
+
+/**
+ * 1.33 still dual-writes the legacy bitmap allocator, which keeps the old range: once kube-apiserver runs on the new
+ * --service-cluster-ip-range, every create at a chosen ClusterIP in the new range fails ("the provided range does
+ * not match the current range"; kubernetes/website#51807), and so would putting a moved Service back. Seen on the
+ * 1.33.13 test bed; with the DisableAllocatorDualWrite gate (beta in 1.33, GA in 1.34) the moves work. So a 1.33
+ * cluster must run every apiserver with the gate before anything changes.
+ */
+export const DUAL_WRITE_GATE = "DisableAllocatorDualWrite";
+
+function allocatorDualWrite(input: PreflightInput): Finding[] {
+  const { cluster } = input;
+  if (!cluster.serviceCidrApiVersions.includes("v1") || cluster.serverVersion.minor.replace(/\D+$/, "") !== "33") return [];
+  const apiservers = controlPlanePods(cluster.pods).filter((p) => p.component === "kube-apiserver");
+  const gated = (gates: string | undefined) => (gates ?? "").split(",").some((g) => g.trim() === `${DUAL_WRITE_GATE}=true`);
+  const without = apiservers.filter((p) => !gated(p.flags.get("feature-gates")));
+  if (apiservers.length > 0 && without.length === 0) return [];
+  return [{
+    code: "SERVICE_ALLOCATOR_DUAL_WRITE",
+    severity: "blocker",
+    object: without.length > 0 ? without.map((p) => `Pod kube-system/${p.podName}`).join(", ") : "kube-apiserver",
+    path: "--feature-gates",
+    message: `kube-apiserver ${cluster.serverVersion.gitVersion} dual-writes the legacy Service IP allocator, which keeps the old range: after the flag change every Service move into ${input.config.serviceCidr.to} would be refused ("the provided range does not match the current range")${apiservers.length === 0 ? "; no kube-apiserver mirror pod was found to check for the gate" : ""}`,
+    action: `add ${DUAL_WRITE_GATE}=true to --feature-gates of every kube-apiserver (beta in 1.33, on by default from 1.34; also under apiServer.extraArgs in kubeadm-config), let them restart, then run preflight again; or upgrade the control plane to 1.34 first`,
+  }];
 }
 
 function controlPlaneFlags(input: PreflightInput): Finding[] {

@@ -14,6 +14,7 @@ import { readStackFile } from "../../lib/stackFile";
 import { captureGraph, MockGraph, plaintextOf, RegisteredResource } from "../support/pulumiMocks";
 import { REPO } from "../support/cli";
 import { useTestCluster } from "../testbed/fixture";
+import { minorNumber } from "../testbed/kubeVersion";
 import { OLD_NODE_CIDR_MASK_SIZE, OLD_POD_CIDR, OLD_SERVICE_CIDR, seedWorkload } from "../testbed/seed";
 
 const MANIFESTS = path.join(REPO, "test", "fixtures", "manifests");
@@ -131,6 +132,21 @@ describe("index.ts: the whole graph against a seeded real control plane (mocked 
       one(/KubeProxyConfig$/), one(/CalicoOldPoolRemoval$/), one(/^verify$/),
     ];
     for (let i = 1; i < order.length; i++) phaseWaits(order[i], order[i - 1]);
+  });
+
+  it("switches the default ServiceCIDR where the apiserver serves the API (1.33+): open after the certificates and before the Services, close after the DNS swap and before kube-proxy", () => {
+    const steps = graph.resources.filter((r) => /^service-cidr-(open|close)$/.test(r.name));
+    if (minorNumber() < 33) {
+      assert.deepEqual(steps.map((r) => r.name), [], "the legacy allocator needs no ServiceCIDR step");
+      return;
+    }
+    const open = one(/^service-cidr-open$/);
+    const close = one(/^service-cidr-close$/);
+    phaseWaits(open, one(/ApiserverCerts$/));
+    phaseWaits(one(/^services$/), open);
+    phaseWaits(close, one(/DnsFinalSwap$/));
+    phaseWaits(one(/KubeProxyConfig$/), close);
+    assert.deepEqual([open.inputs.from, open.inputs.to], ["10.96.0.0/12", "10.112.0.0/12"]);
   });
 
   it("moves exactly the plan's Services, each to its planned IP", async () => {

@@ -23,7 +23,8 @@ import { serviceMovesFromPlan } from "../../lib/serviceMove/planMoves";
 import { closeServiceCidrs, openServiceCidrs, planServiceCidrSwitch } from "../../lib/serviceMove/serviceCidrs";
 import { runVerify } from "../../lib/verify";
 import { ProviderHost, registrationOf, startProviderHost, urnOf } from "../support/providerHost";
-import { servesServiceCidrs } from "../support/serviceRangePhase";
+import { APISERVER_FEATURE_GATES, servesServiceCidrs } from "../support/serviceRangePhase";
+import { minorNumber } from "../testbed/kubeVersion";
 import { runReadyPod } from "../support/serviceShapes";
 import { useTestCluster } from "../testbed/fixture";
 import { registerNode } from "../testbed/kubelet";
@@ -64,7 +65,7 @@ function migrationConfig(): MigrationConfig {
     cni: "none",
     kubeconfig: {},
     etcd: { endpoints: ["http://127.0.0.1:2379"] },
-    nodes: [],
+    nodes: [{ name: "node-1", host: "127.0.0.1", role: "worker" }],
     ssh: { user: "root" },
     dns: { namespace: "kube-system", name: "kube-dns" },
     nodeRollout: { strategy: "reregister", maxUnavailable: 1, drainTimeoutSeconds: 60 },
@@ -150,7 +151,7 @@ function defineTests(): void {
     it("the defect: after the flag change, a create at a planned IP in the new range is refused and new Services keep getting old IPs", async function () {
       if (!served) this.skip();
       rest.close();
-      await cluster().restartApiserver({ serviceClusterIpRange: NEW_RANGE });
+      await cluster().restartApiserver({ serviceClusterIpRange: NEW_RANGE, featureGates: APISERVER_FEATURE_GATES });
       rest = await kubeRest(cluster().kubeConfig());
       await assert.rejects(
         rest.create(paths.services("apps"), { metadata: { name: "probe" }, spec: { clusterIP: "10.100.9.9", ports: [{ port: 80 }] } }),
@@ -184,6 +185,20 @@ function defineTests(): void {
       // now a create in the new range works, and a Service with no IP asked gets one from the new range
       const probe = await rest.create(paths.services("apps"), { metadata: { name: "probe" }, spec: { ports: [{ port: 80 }] } });
       assert.match(String((probe.spec as { clusterIP: string }).clusterIP), /^10\.100\./);
+      await rest.delete(paths.service("apps", "probe"));
+    });
+
+    it("1.33: without DisableAllocatorDualWrite a create at a planned IP is refused even with the ServiceCIDR open (what preflight blocks); with it, accepted", async function () {
+      if (!served || minorNumber() !== 33) this.skip();
+      const probe = { metadata: { name: "probe" }, spec: { clusterIP: "10.100.9.9", ports: [{ port: 80 }] } };
+      rest.close();
+      await cluster().restartApiserver({ serviceClusterIpRange: NEW_RANGE, featureGates: "" });
+      rest = await kubeRest(cluster().kubeConfig());
+      await assert.rejects(rest.create(paths.services("apps"), probe), (err: unknown) => isKubeApiError(err) && /the provided range does not match the current range/.test(err.apiMessage));
+      rest.close();
+      await cluster().restartApiserver({ serviceClusterIpRange: NEW_RANGE, featureGates: APISERVER_FEATURE_GATES });
+      rest = await kubeRest(cluster().kubeConfig());
+      await rest.create(paths.services("apps"), probe);
       await rest.delete(paths.service("apps", "probe"));
     });
 

@@ -146,7 +146,7 @@ describe("test bed: control-plane behaviour when CIDR flags change", function ()
         const refusedIp = servesServiceCidr ? "172.20.100.100" : "10.96.100.100";
         await assert.rejects(
             core.createNamespacedService({ namespace, body: { ...clusterIpService("pinned"), spec: { ...clusterIpService("pinned").spec, clusterIP: refusedIp } } }),
-            (err: { code?: number; body?: unknown }) => err.code === 422 && /not in the valid range|provided IP is not in the valid range|not within any configured ServiceCIDR|ServiceCIDR/i.test(String(err.body)),
+            (err: { code?: number; body?: unknown }) => err.code === 422 && /not in the valid range|does not match the current range/.test(String(err.body)),
         );
     });
 

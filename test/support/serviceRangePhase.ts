@@ -5,7 +5,12 @@
 import { KubeConfig } from "@kubernetes/client-node";
 import { kubeRest } from "../../lib/serviceMove/kubeRest";
 import { closeServiceCidrs, openServiceCidrs, planServiceCidrSwitch } from "../../lib/serviceMove/serviceCidrs";
+import { DUAL_WRITE_GATE } from "../../lib/preflight/capacityAndVersions";
 import { TestCluster } from "../testbed/controlPlane";
+import { minorNumber } from "../testbed/kubeVersion";
+
+/** 1.33 needs the gate preflight asks for (SERVICE_ALLOCATOR_DUAL_WRITE), as an operator would have set it. */
+export const APISERVER_FEATURE_GATES = minorNumber() === 33 ? `${DUAL_WRITE_GATE}=true` : undefined;
 
 export async function servesServiceCidrs(kc: KubeConfig): Promise<boolean> {
     const rest = await kubeRest(kc, { maxSockets: 2 });
@@ -19,7 +24,7 @@ export async function servesServiceCidrs(kc: KubeConfig): Promise<boolean> {
 }
 
 export async function enterNewServiceRange(cluster: TestCluster, from: string, to: string): Promise<void> {
-    await cluster.restartApiserver({ serviceClusterIpRange: to });
+    await cluster.restartApiserver({ serviceClusterIpRange: to, featureGates: APISERVER_FEATURE_GATES });
     if (!(await servesServiceCidrs(cluster.kubeConfig()))) return;
     const rest = await kubeRest(cluster.kubeConfig(), { maxSockets: 2 });
     try {

@@ -44,7 +44,7 @@ export interface TestCluster {
     /** @kubernetes/client-node KubeConfig loaded from kubeconfigPath */
     kubeConfig(): KubeConfig;
     /** also restarts a running KCM with its current flags (see the implementation for why) */
-    restartApiserver(opts: { serviceClusterIpRange?: string }): Promise<void>;
+    restartApiserver(opts: { serviceClusterIpRange?: string; featureGates?: string }): Promise<void>;
     restartControllerManager(opts: ControllerManagerFlags): Promise<void>;
     /**
      * Resolves when KCM answers /healthz and has got past starting its node IPAM
@@ -120,6 +120,7 @@ export async function startTestCluster(opts: TestClusterOptions): Promise<TestCl
     const clientTls = { caCertPath: clientCert.ca, certPath: clientCert.cert, keyPath: clientCert.key };
 
     let serviceClusterIpRange = opts.serviceCidr;
+    let apiserverFeatureGates: string | undefined;
     let apiserverPort = 0;
     let apiserver: ManagedProcess | undefined;
     const apiserverLogPath = path.join(dir, "kube-apiserver.log");
@@ -153,6 +154,7 @@ export async function startTestCluster(opts: TestClusterOptions): Promise<TestCl
             "--requestheader-group-headers=X-Remote-Group",
             "--requestheader-extra-headers-prefix=X-Remote-Extra-",
             "--profiling=false",
+            ...(apiserverFeatureGates ? [`--feature-gates=${apiserverFeatureGates}`] : []),
         ];
         if (etcd.tls) {
             args.push(`--etcd-cafile=${etcd.tls.caCertPath}`, `--etcd-certfile=${etcd.tls.certPath}`, `--etcd-keyfile=${etcd.tls.keyPath}`);
@@ -328,6 +330,7 @@ export async function startTestCluster(opts: TestClusterOptions): Promise<TestCl
             if (restartKcm) await controllerManager!.stop();
             await apiserver?.stop();
             serviceClusterIpRange = flags.serviceClusterIpRange ?? serviceClusterIpRange;
+            apiserverFeatureGates = flags.featureGates ?? apiserverFeatureGates;
             await launchApiserver();
             if (restartKcm) {
                 await launchControllerManager(controllerManagerFlags ?? initialControllerManagerFlags);

@@ -293,6 +293,18 @@ describe("preflight checks (pure)", () => {
       assert.ok(!found.some((f) => f.code === "SERVICECIDR_BETA_API"));
     });
 
+    it("1.33: refuses the move while any kube-apiserver dual-writes the legacy allocator; the gate on every one clears it", () => {
+      const v133 = { serverVersion: { major: "1", minor: "33", gitVersion: "v1.33.13" }, serviceCidrApiVersions: ["v1"] };
+      const apiservers = (gates: string[][]) => gates.map((g, i) => mirrorPod("kube-apiserver", `cp-${i + 1}`, ["--service-cluster-ip-range=10.96.0.0/12", ...g]));
+      const blocked = checkCapacityAndVersions(input({ ...base, ...v133, pods: apiservers([["--feature-gates=DisableAllocatorDualWrite=true"], []]) })).filter((f) => f.code === "SERVICE_ALLOCATOR_DUAL_WRITE");
+      assert.deepStrictEqual(brief(blocked), [{ code: "SERVICE_ALLOCATOR_DUAL_WRITE", severity: "blocker", object: "Pod kube-system/kube-apiserver-cp-2", path: "--feature-gates" }]);
+      assert.match(blocked[0].action, /add DisableAllocatorDualWrite=true to --feature-gates of every kube-apiserver/);
+      const cleared = checkCapacityAndVersions(input({ ...base, ...v133, pods: apiservers([["--feature-gates=Foo=false,DisableAllocatorDualWrite=true"], ["--feature-gates=DisableAllocatorDualWrite=true"]]) }));
+      assert.ok(!cleared.some((f) => f.code === "SERVICE_ALLOCATOR_DUAL_WRITE"));
+      const v134 = checkCapacityAndVersions(input({ ...base, serverVersion: { major: "1", minor: "34", gitVersion: "v1.34.4" }, serviceCidrApiVersions: ["v1"], pods: apiservers([[]]) }));
+      assert.ok(!v134.some((f) => f.code === "SERVICE_ALLOCATOR_DUAL_WRITE"), "1.34 no longer dual-writes");
+    });
+
     it("refuses a ServiceCIDR API served only as beta (the gate turned on before 1.33)", () => {
       const found = checkCapacityAndVersions(input({ ...base, serverVersion: { major: "1", minor: "32", gitVersion: "v1.32.13" }, serviceCidrApiVersions: ["v1beta1"] }));
       const beta = found.find((f) => f.code === "SERVICECIDR_BETA_API");
