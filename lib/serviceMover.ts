@@ -854,6 +854,45 @@ function adoptedKubernetesJournal(view: ClusterView, adopt: boolean): Kubernetes
   return adopt && entry?.kind === "apiserver-recreates" ? { fromIP: entry.fromIP, toIP: entry.toIP } : undefined;
 }
 
+const PROBE_LABEL = "cidr-migration.io/probe";
+const PROBE_NAME = "cidr-migration-range-probe";
+
+/**
+ * Before the first delete, a short-lived Service created at a planned IP, and deleted at once, proves the apiserver
+ * allocates in the new range. Whether it does is a property of the range (a ServiceCIDR that covers it on 1.33+, no
+ * dual-written legacy bitmap on 1.33, the apiserver's flag before that), so one probe per run tells it; a refusal
+ * here stops the run with nothing deleted, where after a delete not even the put-back at the old IP might be allowed
+ * (the old default ServiceCIDR no longer allocates). A dry run cannot stand in: 1.37 answers it with "allocator not
+ * ready". A probe left by a killed run is removed first, so it never holds a planned IP.
+ */
+async function probeNewRange(ctx: Context, decisions: Decision[]): Promise<void> {
+  const firstMove = decisions.find((d): d is Extract<Decision, { kind: "move" }> => d.kind === "move");
+  if (!firstMove) return;
+  const { namespace, toIP } = firstMove.request;
+  try {
+    await retrying(() => ctx.rest.create(paths.services(namespace), {
+      apiVersion: "v1", kind: "Service",
+      metadata: { name: PROBE_NAME, labels: { [PROBE_LABEL]: "range" } },
+      spec: { type: "ClusterIP", clusterIP: toIP, ports: [{ port: 1, protocol: "TCP" }] },
+    }));
+  } catch (err) {
+    if (!isStatus(err, 422)) throw moveError(failureLine(err, ctx.rest.server, `checking that ${toIP} can be allocated`));
+    throw moveError(`kube-apiserver refuses ClusterIP ${toIP} (planned for Service ${keyOf(firstMove.request)}): ${(err as KubeApiError).apiMessage}; nothing was deleted. Check that every kube-apiserver runs with the new --service-cluster-ip-range, that a ServiceCIDR covers the new range (step service-cidr-open) and, on 1.33, that DisableAllocatorDualWrite=true is set (preflight SERVICE_ALLOCATOR_DUAL_WRITE); then run again`);
+  }
+  await removeProbes(ctx);
+}
+
+async function removeProbes(ctx: Context): Promise<void> {
+  const probes = await ctx.rest.list("/api/v1/services", { labelSelector: `${PROBE_LABEL}=range` });
+  for (const probe of probes) {
+    await retrying(() => ctx.rest.delete(paths.service(probe.metadata!.namespace!, probe.metadata!.name!)).catch((err) => {
+      if (!isStatus(err, 404)) throw err;
+      return {};
+    }));
+    await waitGone(ctx, { namespace: probe.metadata!.namespace!, name: probe.metadata!.name! }, probe.metadata!.uid);
+  }
+}
+
 export async function runServiceMoves(kc: KubeConfig, moveSpec: ServiceMoveSpec, options: MoverOptions): Promise<MoveReport> {
   const started0 = nowMs();
   const invalid = validateSpec(moveSpec, options);
@@ -880,6 +919,7 @@ export async function runServiceMoves(kc: KubeConfig, moveSpec: ServiceMoveSpec,
     let view: ClusterView;
     try {
       ctx.journal = await loadJournal(rest, ctx.journalNamespace);
+      await removeProbes(ctx);
       view = await readCluster(ctx);
     } catch (err) {
       throw moveError(failureLine(err, rest.server, "reading Services and journals"));
@@ -888,6 +928,8 @@ export async function runServiceMoves(kc: KubeConfig, moveSpec: ServiceMoveSpec,
     const requests = [...moveSpec.moves, ...adoptedJournals(view, moveSpec, options.adoptJournals === true)];
     const decisions = requests.map((m) => decide(ctx, view, m, problems)).filter((d): d is Decision => d !== undefined);
     if (problems.length > 0) throw moveError(problems.join("\n"));
+
+    await probeNewRange(ctx, decisions);
 
     const report: MoveReport = { results: [], standIns: [], warnings: ctx.warnings, totalMillis: 0 };
     for (const standIn of moveSpec.standIns ?? []) {

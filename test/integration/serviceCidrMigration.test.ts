@@ -65,7 +65,7 @@ function migrationConfig(): MigrationConfig {
     cni: "none",
     kubeconfig: {},
     etcd: { endpoints: ["http://127.0.0.1:2379"] },
-    nodes: [{ name: "node-1", host: "127.0.0.1", role: "worker" }],
+    nodes: [{ name: "node-1", host: "127.0.0.1", role: "worker", port: 22, user: "root" }],
     ssh: { user: "root" },
     dns: { namespace: "kube-system", name: "kube-dns" },
     nodeRollout: { strategy: "reregister", maxUnavailable: 1, drainTimeoutSeconds: 60 },
@@ -162,6 +162,14 @@ function defineTests(): void {
       await rest.delete(paths.service("apps", "probe"));
       const current = await serviceCidr("kubernetes");
       assert.deepEqual((current!.spec as { cidrs: string[] }).cidrs, [OLD_RANGE], "the apiserver never updates the default from the flag");
+      // the mover finds this out with a probe Service before it deletes anything, and leaves no probe behind
+      const web = await rest.get(paths.service("apps", "web"));
+      await assert.rejects(
+        runServiceMoves(cluster().kubeConfig(), { moves: [{ namespace: "apps", name: "web", fromIP: "10.96.5.5", toIP: "10.100.5.5" }] }, { parallelism: 4, allowLoadBalancerRecreate: false, serviceCidr: NEW_RANGE }),
+        /kube-apiserver refuses ClusterIP 10\.100\.5\.5 \(planned for Service apps\/web\): .*; nothing was deleted/,
+      );
+      assert.equal((await rest.get(paths.service("apps", "web"))).metadata!.uid, web.metadata!.uid, "web was not touched");
+      assert.deepEqual(await rest.list("/api/v1/services", { labelSelector: "cidr-migration.io/probe" }), []);
     });
 
     it("service-cidr-open: preview lists both objects; cut after the create and after the delete, the re-run converges", async function () {
