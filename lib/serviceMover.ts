@@ -865,8 +865,9 @@ const PROBE_NAME = "cidr-migration-range-probe";
  * (the old default ServiceCIDR no longer allocates). A dry run cannot stand in: 1.37 answers it with "allocator not
  * ready". A probe left by a killed run is removed first, so it never holds a planned IP.
  */
-async function probeNewRange(ctx: Context, decisions: Decision[]): Promise<void> {
-  const firstMove = decisions.find((d): d is Extract<Decision, { kind: "move" }> => d.kind === "move");
+async function probeNewRange(ctx: Context, decisions: Decision[], view: ClusterView): Promise<void> {
+  // not at an IP held until the swap (the DNS stand-in's): that it is held there already proves the range allocates
+  const firstMove = decisions.find((d): d is Extract<Decision, { kind: "move" }> => d.kind === "move" && !d.request.vacate && !view.ipHolders.has(d.request.toIP));
   if (!firstMove) return;
   const { namespace, toIP } = firstMove.request;
   try {
@@ -929,7 +930,7 @@ export async function runServiceMoves(kc: KubeConfig, moveSpec: ServiceMoveSpec,
     const decisions = requests.map((m) => decide(ctx, view, m, problems)).filter((d): d is Decision => d !== undefined);
     if (problems.length > 0) throw moveError(problems.join("\n"));
 
-    await probeNewRange(ctx, decisions);
+    await probeNewRange(ctx, decisions, view);
 
     const report: MoveReport = { results: [], standIns: [], warnings: ctx.warnings, totalMillis: 0 };
     for (const standIn of moveSpec.standIns ?? []) {
