@@ -1,5 +1,5 @@
 /**
- * `npm run bench:services`: moving 500 Services on the real test bed (etcd + kube-apiserver + KCM v1.20.2), with
+ * `npm run bench:services`: moving 500 Services on the real test bed (etcd + kube-apiserver + KCM of CIDR_MIGRATION_KUBE_VERSION, default the newest), with
  * the apiserver already on the new range. In the same run and cluster, two identical sets of 500 Services (the
  * shapes of a typical cluster: mostly ClusterIP with selectors, some NodePort, some selector-less with hand-made
  * Endpoints) are moved:
@@ -8,7 +8,7 @@
  *     each time on its own set: the gap depends on how many moves are in flight;
  *   - by the runbook's loop, one Service at a time:
  *       kubectl get svc -o json | jq '<clusterIP(s) set to the planned IP>' | kubectl replace --force -f -
- *     with kubectl 1.20.2 (test/testbed/install.sh puts it in the kube cache) and jq.
+ *     with the test bed version's kubectl (test/testbed/install.sh builds it into the kube cache) and jq.
  * Then the DNS swap: a stand-in at the final DNS IP, and kube-dns re-created there back to back.
  * BENCH_SERVICES changes the set size; BENCH_KUBECTL=0 skips the kubectl loop (for tuning the mover only).
  *
