@@ -6,6 +6,7 @@ import { V1ConfigMap, V1Pod } from "@kubernetes/client-node";
 import { runPreflight, preflightFindings } from "../lib/preflight";
 import { emptyClusterObjects } from "../lib/preflight/clusterObjects";
 import { startTestCluster } from "../test/testbed/controlPlane";
+import { resolveTestBedVersion } from "../test/testbed/kubeVersion";
 import { freshNamespace } from "../test/testbed/fixture";
 import {
   migrationConfig,
@@ -18,7 +19,7 @@ import {
 
 /**
  * `npm run bench:preflight`: preflight's wall-clock time against the real test bed (etcd + kube-apiserver + KCM
- * v1.20.2 on loopback) seeded with hundreds of objects, then ten times as many; and the pure checks alone over a large
+ * of CIDR_MIGRATION_KUBE_VERSION on loopback) seeded with hundreds of objects, then ten times as many; and the pure checks alone over a large
  * synthetic cluster. Prints figures only; nothing here passes or fails on time.
  */
 
@@ -78,7 +79,7 @@ async function main(): Promise<void> {
       const { report, timings } = await runPreflight({ config, kubeConfig: kc, etcd: {} });
       return { ...timings, findings: report.findings.length };
     };
-    console.log(`bench:preflight (wall clock, ${RUNS} runs after a warm-up; real kube-apiserver v1.20.2 + etcd on loopback, ${os.cpus().length} CPUs)`);
+    console.log(`bench:preflight (wall clock, ${RUNS} runs after a warm-up; real kube-apiserver v${resolveTestBedVersion().kube} + etcd on loopback, ${os.cpus().length} CPUs)`);
 
     const seedStart = performance.now();
     await seedManyObjects(kc, await freshNamespace(kc, "bulk"), { configMaps: 300, services: 200, deployments: 100, hardCodedEvery: 10 });

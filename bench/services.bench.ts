@@ -27,6 +27,7 @@ import { runServiceMoves } from "../lib/serviceMover";
 import { KubeObject, kubeRest, KubeRest, paths } from "../lib/serviceMove/kubeRest";
 import { ServiceMoveRequest } from "../lib/serviceMove/moveTypes";
 import { startTestCluster } from "../test/testbed/controlPlane";
+import { resolveTestBedVersion } from "../test/testbed/kubeVersion";
 import { cachedKubeBinDir } from "../test/testbed/kubeBinaries";
 import { registerNode } from "../test/testbed/kubelet";
 import { mapIp, runReadyPod } from "../test/support/serviceShapes";
@@ -150,6 +151,7 @@ interface MoverRun {
   moved: number;
   restoredEndpoints: number;
   timings?: { preflightMillis: number; journalMillis: number; swapMillis: number; finishMillis: number };
+  swapLanes?: { min: number; max: number };
 }
 
 async function moverRun(kc: KubeConfig, namespace: string, ips: Record<string, string>, parallelism: number): Promise<MoverRun> {
@@ -168,6 +170,7 @@ async function moverRun(kc: KubeConfig, namespace: string, ips: Record<string, s
     moved: report.results.filter((r) => r.outcome === "moved").length,
     restoredEndpoints: report.results.filter((r) => r.restoredEndpoints).length,
     timings: report.timings,
+    swapLanes: report.swapLanes,
   };
 }
 
@@ -175,7 +178,7 @@ async function moverRun(kc: KubeConfig, namespace: string, ips: Record<string, s
 async function quiesce(rest: KubeRest, namespace: string): Promise<void> {
   for (let i = 0; i < 300; i++) {
     const services = (await rest.list(paths.services(namespace))).map((s) => s.metadata!.uid!);
-    const slices = await rest.list(`/apis/discovery.k8s.io/v1beta1/namespaces/${namespace}/endpointslices`);
+    const slices = await rest.list(`/apis/discovery.k8s.io/v1/namespaces/${namespace}/endpointslices`);
     const owners = new Set(slices.flatMap((s) => (s.metadata?.ownerReferences ?? []).map((o) => o.uid)));
     if (services.filter((uid) => owners.has(uid)).length >= services.length * 0.9) return;
     await new Promise((resolve) => setTimeout(resolve, 200));
@@ -183,7 +186,7 @@ async function quiesce(rest: KubeRest, namespace: string): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  console.log(`bench:services: ${COUNT} Services per method, kube-apiserver + KCM v1.20.2 on loopback; mover parallelism ${PARALLELISMS.join(", ")}`);
+  console.log(`bench:services: ${COUNT} Services per method, kube-apiserver + KCM v${resolveTestBedVersion().kube} on loopback; mover parallelism ${PARALLELISMS.join(", ")}`);
   const cluster = await startTestCluster({ serviceCidr: OLD_RANGE, podCidr: "10.244.0.0/16" });
   let rest: KubeRest | undefined;
   try {
@@ -240,7 +243,8 @@ async function main(): Promise<void> {
     for (const r of runs) {
       const t = r.timings;
       console.log(`mover, parallelism ${r.parallelism}: moved ${r.moved}/${COUNT} (${r.restoredEndpoints} hand-made Endpoints restored); speed-up ${(kubectlMs / r.totalMs).toFixed(1)}x over the kubectl loop (target >= 20x); gap p99 ${fmt(percentile(r.moverGaps, 0.99))} ms (target < 100 ms)`
-        + (t ? `; phases: read + dependents scan ${fmt(t.preflightMillis)} ms, journal ${fmt(t.journalMillis)} ms, swaps ${fmt(t.swapMillis)} ms, bookkeeping ${fmt(t.finishMillis)} ms` : ""));
+        + (t ? `; phases: read + dependents scan ${fmt(t.preflightMillis)} ms, journal ${fmt(t.journalMillis)} ms, swaps ${fmt(t.swapMillis)} ms, bookkeeping ${fmt(t.finishMillis)} ms` : "")
+        + (r.swapLanes ? `; swaps in flight adapted between ${r.swapLanes.min} and ${r.swapLanes.max}` : ""));
     }
     console.log(`kubectl loop: moved ${movedByKubectl}/${COUNT}`);
     console.log(`DNS swap: the final IP had no Service for ${fmt(dns.gapMillis ?? NaN)} ms (stand-in delete accepted → kube-dns create accepted; target < 1 s)`);

@@ -14,6 +14,7 @@ import {
   ServiceMoveSpec, ServiceRef, StandInRequest,
 } from "./serviceMove/moveTypes";
 import { buildRecreateBody, clusterIpsOf, differingUserFields, holdsNoClusterIp, spec, userMetadata } from "./serviceMove/recreateBody";
+import { adaptiveLimit, inAdaptiveLanes } from "./serviceMove/adaptiveLanes";
 import { buildStandInBody } from "./serviceMove/standIn";
 import { BRIDGE_MANAGER, bridgeEndpoints, bridgeSlices, controllerSlicesOf, SERVICE_NAME_LABEL } from "./serviceMove/endpointBridge";
 
@@ -1010,11 +1011,14 @@ export async function runServiceMoves(kc: KubeConfig, moveSpec: ServiceMoveSpec,
     const started = new Set<Prepared>();
     const finished: string[] = [];
     const finish = (s: Swapped) => finishMove(ctx, s).then(() => { finished.push(keyOf(s.prepared.request)); }, fail(keyOf(s.prepared.request)));
-    await inLanes(prepared, ctx.options.parallelism, async (p) => {
+    const lanes = adaptiveLimit(ctx.options.parallelism);
+    await inAdaptiveLanes(prepared, lanes, async (p) => {
       started.add(p);
       try {
         const s = await swapMove(ctx, p);
         report.results.push(s.result);
+        if (s.result.gapMillis !== undefined) lanes.record(s.result.gapMillis);
+        report.swapLanes = lanes.range();
         // the settle is mostly waiting: it starts at once and holds no lane
         if (p.entry.endpoints) settling.push(finish(s));
         else swapped.push(s);

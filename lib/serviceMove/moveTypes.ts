@@ -121,4 +121,6 @@ export interface MoveReport {
   totalMillis: number;
   /** Where the time went: reading the cluster, journaling, the swaps, the bookkeeping after them. */
   timings?: { preflightMillis: number; journalMillis: number; swapMillis: number; finishMillis: number };
+  /** The fewest and most swaps the run had in flight: the bound adapts to the gaps (serviceMove/adaptiveLanes). */
+  swapLanes?: { min: number; max: number };
 }
