@@ -9,13 +9,16 @@ import { IRequestOp, KVClient } from "etcd3/lib/rpc";
 import { EtcdSnapshot, EtcdSnapshotOutputs } from "../dynamic-providers/etcdSnapshot";
 import { registrationOf, startProviderHost, urnOf } from "../test/support/providerHost";
 import { startEtcd } from "../test/testbed/etcd";
+// the test bed's etcd tools (etcdctl and etcdutl of the paired etcd) first on PATH, for the bench and the provider
+import "../test/testbed/binPath";
+import { resolveTestBedVersion } from "../test/testbed/kubeVersion";
 
 /**
  * `npm run bench:snapshot`: a real etcd filled with ~200 MB (200k keys of 1 KiB by default), then in the same run,
  * alternating, `etcdctl snapshot save` and our provider's Create through the SDK's dynamic-provider host.
  * Ours is timed as streaming + sha256 check + fsync (what etcdctl save does, plus the check) apart from the
  * restore proof (etcdctl snapshot status + restore), which etcdctl save does not do at all.
- * Prints figures only; the target (ours >= 0.8x etcdctl's MB/s) is for the reader, never asserted.
+ * Prints figures only; the target (ours >= 0.9x etcdctl's MB/s) is for the reader, never asserted.
  * BENCH_SNAPSHOT_KEYS and BENCH_SNAPSHOT_ROUNDS change the size and the number of rounds.
  */
 
@@ -51,6 +54,7 @@ async function fill(client: Etcd3): Promise<void> {
 async function main(): Promise<void> {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), "snapshot-bench-"));
   const etcd = await startEtcd({ dir: work, extraArgs: ["--quota-backend-bytes", String(8 * 2 ** 30)] });
+  console.log(`etcd ${resolveTestBedVersion().etcd} (the test bed's; CIDR_MIGRATION_KUBE_VERSION picks it), etcdctl of the same etcd`);
   const host = await startProviderHost();
   try {
     const client = new Etcd3({ hosts: etcd.endpoint });
@@ -98,7 +102,7 @@ async function main(): Promise<void> {
     const ourCreateRate = median(ours.map((o) => mb(o.bytes) / (o.createMs / 1000)));
     console.log(`snapshot size: ${mb(ours[0].bytes).toFixed(1)} MB (median of ${ROUNDS} rounds below)`);
     console.log(`etcdctl snapshot save:          ${theirRate.toFixed(0)} MB/s`);
-    console.log(`ours, stream + sha256 + fsync:  ${ourRate.toFixed(0)} MB/s  -> ${(ourRate / theirRate).toFixed(2)}x etcdctl (target >= 0.8x)`);
+    console.log(`ours, stream + sha256 + fsync:  ${ourRate.toFixed(0)} MB/s  -> ${(ourRate / theirRate).toFixed(2)}x etcdctl (target >= 0.9x)`);
     console.log(`ours, whole Create incl. proof: ${ourCreateRate.toFixed(0)} MB/s  (restore proof median ${(median(ours.map((o) => o.proofMs)) / 1000).toFixed(2)} s)`);
   } catch (err) {
     const log = path.join(work, "etcd.log");
