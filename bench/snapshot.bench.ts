@@ -63,7 +63,7 @@ async function main(): Promise<void> {
     const fillSeconds = (performance.now() - t0) / 1000;
     const count = await client.getAll().count();
     client.close();
-    console.log(`etcd 3.4 on ${etcd.endpoint}: ${count} keys of ${VALUE_BYTES} B written in ${fillSeconds.toFixed(1)} s`);
+    console.log(`etcd on ${etcd.endpoint}: ${count} keys of ${VALUE_BYTES} B written in ${fillSeconds.toFixed(1)} s`);
 
     const ours: Array<{ bytes: number; streamMs: number; proofMs: number; createMs: number }> = [];
     const theirs: Array<{ bytes: number; ms: number }> = [];
