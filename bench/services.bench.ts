@@ -194,14 +194,16 @@ async function main(): Promise<void> {
     const seedStart = performance.now();
     const sets = new Map<number, Record<string, string>>();
     for (const p of PARALLELISMS) sets.set(p, await seedSet(rest, `bench-mover-${p}`));
-    const theirs = await seedSet(rest, "bench-kubectl");
+    // BENCH_KUBECTL=0 seeds no set for the loop: at 10,000 Services two sets would need more NodePorts than exist
+    const withKubectl = process.env.BENCH_KUBECTL !== "0";
+    const theirs = withKubectl ? await seedSet(rest, "bench-kubectl") : {};
     await registerNode(cluster.kubeConfig(), { name: "node-1", internalIP: "127.0.0.1" });
     await rest.create(paths.services("kube-system"), {
       metadata: { name: "kube-dns", labels: { "k8s-app": "kube-dns" } },
       spec: { clusterIP: "10.96.0.10", selector: { "k8s-app": "kube-dns" }, ports: [{ name: "dns", port: 53, protocol: "UDP" }, { name: "dns-tcp", port: 53, protocol: "TCP" }, { name: "metrics", port: 9153 }] },
     });
     await runReadyPod(rest, "kube-system", "coredns-1", { "k8s-app": "kube-dns" }, "node-1", "10.244.0.53");
-    console.log(`seeded ${(PARALLELISMS.length + 1) * COUNT} Services in ${OLD_RANGE} in ${((performance.now() - seedStart) / 1000).toFixed(1)} s`);
+    console.log(`seeded ${(PARALLELISMS.length + (withKubectl ? 1 : 0)) * COUNT} Services in ${OLD_RANGE} in ${((performance.now() - seedStart) / 1000).toFixed(1)} s`);
     rest.close();
     await enterNewServiceRange(cluster, OLD_RANGE, NEW_RANGE);
     rest = await kubeRest(cluster.kubeConfig());
@@ -214,9 +216,9 @@ async function main(): Promise<void> {
     }
 
     // the kubectl loop (BENCH_KUBECTL=0 skips it while tuning the mover)
-    await quiesce(rest, "bench-kubectl");
+    if (withKubectl) await quiesce(rest, "bench-kubectl");
     const theirWatch = await watchGaps(cluster.kubeConfig(), "bench-kubectl");
-    const kubectlMs = process.env.BENCH_KUBECTL === "0" ? NaN : await kubectlLoop(cluster.kubeconfigPath, "bench-kubectl", theirs);
+    const kubectlMs = !withKubectl ? NaN : await kubectlLoop(cluster.kubeconfigPath, "bench-kubectl", theirs);
     await new Promise((resolve) => setTimeout(resolve, 500));
     theirWatch.stop();
     const theirWatched = [...theirWatch.gaps().values()];
