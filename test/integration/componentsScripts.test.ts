@@ -17,14 +17,14 @@ import * as fs from "fs";
 import * as https from "https";
 import * as os from "os";
 import * as path from "path";
-import { parse } from "yaml";
+import { parse, parseDocument } from "yaml";
 import { readFlags } from "../../lib/manifestFlags";
 import { flagEditStep } from "../../lib/scripts/flagEditStep";
 import { renewApiserverCert } from "../../lib/scripts/renewApiserverCert";
 import { freePort } from "../testbed/etcd";
 import { kubeadmControlPlane } from "../testbed/kubeadmControlPlane";
 import { requireKubeBinary } from "../testbed/kubeBinaries";
-import { minorNumber } from "../testbed/kubeVersion";
+import { minorNumber, resolveTestBedVersion } from "../testbed/kubeVersion";
 import { createPki } from "../testbed/pki";
 
 const FIXTURES = path.join(__dirname, "..", "fixtures");
@@ -46,7 +46,10 @@ function realKubeadm(): string {
  * upgrade rewrites kubeadm-config), earlier ones still read the v1beta3 fixture.
  */
 function fixtureClusterConfiguration(): string {
-  return minorNumber() >= 37 ? CLUSTER_CONFIGURATION_V1BETA4 : CLUSTER_CONFIGURATION;
+  // kubernetesVersion as on a cluster of this version: kubeadm refuses to act for one more than a minor behind
+  const doc = parseDocument(minorNumber() >= 37 ? CLUSTER_CONFIGURATION_V1BETA4 : CLUSTER_CONFIGURATION);
+  doc.set("kubernetesVersion", `v${resolveTestBedVersion().kube}`);
+  return doc.toString();
 }
 
 /** Where a node's manifests, certificates and kubeadm-config come from: the real-world fixtures, or this version's kubeadm. */
