@@ -226,9 +226,13 @@ describe("node move API steps (real kube-apiserver + KCM v1.20.2)", function () 
         assert.deepStrictEqual(outs.daemonSets, [`${namespace}/node-agent`]);
         assert.strictEqual(outs.kubeconfig, undefined, "the kubeconfig is never an output");
 
-        const now = (await core.listNamespacedPod({ namespace, labelSelector: "app=allowed" })).items;
+        // the ReplicaSet replaces both and the scheduler binds them, after the drain returned (late on a busy machine)
+        const now = await eventually("both replacements scheduled", async () => {
+            const items = (await core.listNamespacedPod({ namespace, labelSelector: "app=allowed" })).items;
+            return items.length === 2 && items.every((p) => p.spec?.nodeName) ? items : undefined;
+        });
         assert.strictEqual(now.length, 2, "the ReplicaSet replaced both");
-        assert.ok(now.every((p) => p.spec?.nodeName === "worker-d" && !pods.some((old) => old.metadata!.uid === p.metadata!.uid)));
+        assert.ok(now.every((p) => p.spec?.nodeName === "worker-d" && !pods.some((old) => old.metadata!.uid === p.metadata!.uid)), `replacements on ${now.map((p) => p.spec?.nodeName)}`);
         assert.strictEqual((await daemonSetPodOn("worker-c"))?.metadata?.uid, agent!.metadata!.uid, "the DaemonSet pod stays");
         assert.strictEqual((await core.readNode({ name: "worker-c" })).spec?.unschedulable, true);
     });
