@@ -6,6 +6,7 @@ import { validateConfig, ConfigSource } from "../lib/config";
 import { discoverInventory } from "../lib/discovery";
 import { UserError } from "../lib/errors";
 import { Inventory } from "../lib/inventory";
+import { checkInventory } from "../lib/inventoryCheck";
 import { loadKubeConfig } from "../lib/kubeClient";
 import { MigrationConfig } from "../lib/migrationConfig";
 import { Sensitive } from "../lib/sensitive";
@@ -121,5 +122,5 @@ export function readInventoryFile(file: string): Inventory {
   if (!inv || !Array.isArray(inv.services) || !Array.isArray(inv.nodes) || !inv.cni || !inv.serverVersion) {
     throw new UserError(`--inventory ${file}: not an inventory (needs serverVersion, services, nodes, cni); write one with: cidr-migration inventory --kubeconfig FILE`);
   }
-  return inv as Inventory;
+  return checkInventory(inv, `--inventory ${file}`);
 }

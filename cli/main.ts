@@ -23,7 +23,13 @@ export function buildProgram(): Command {
   registerReportCommand(program);
   registerRestoreCommand(program);
   registerSandboxCommand(program);
-  for (const sub of program.commands) sub.exitOverride();
+  // A stray argument (`plan extra`) is a mistake, never silently ignored: refused with exit 2, on every command.
+  const strict = (cmd: Command): void => {
+    cmd.exitOverride().allowExcessArguments(false);
+    cmd.commands.forEach(strict);
+  };
+  program.allowExcessArguments(false);
+  program.commands.forEach(strict);
   return program;
 }
 

@@ -2,7 +2,7 @@ import { Command } from "commander";
 import { buildPlan } from "../lib/plan";
 import { renderPlan } from "../lib/planReport";
 import { addSourceOptions, loadConfigAndInventory, SourceOptions } from "./context";
-import { action, writeJson } from "./run";
+import { action, outputWidth, writeJson } from "./run";
 import { ensureSandboxRunning } from "./sandboxCommand";
 
 export function registerPlanCommand(program: Command): void {
@@ -13,7 +13,7 @@ export function registerPlanCommand(program: Command): void {
         const { config, inventory } = await loadConfigAndInventory(opts, ensureSandboxRunning);
         const plan = buildPlan(config, inventory);
         if (opts.json) writeJson(plan);
-        else process.stdout.write(renderPlan(plan));
+        else process.stdout.write(renderPlan(plan, { width: outputWidth() }));
       }),
     );
 }

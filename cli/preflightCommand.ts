@@ -6,7 +6,7 @@ import { MigrationConfig } from "../lib/migrationConfig";
 import { EtcdAccess, etcdAccessFromConfig, runPreflight } from "../lib/preflight";
 import { readableEtcdCredentials } from "../lib/preflight/etcdAccess";
 import { addStackOptions, loadConfigAndKubeConfig, SourceOptions } from "./context";
-import { action } from "./run";
+import { action, outputWidth } from "./run";
 import { ensureSandboxRunning } from "./sandboxCommand";
 
 /**
@@ -66,7 +66,7 @@ export function registerPreflightCommand(program: Command): void {
           etcd: etcdAccess(config, opts),
           allowSecretValues: opts.allowSecretValues === true,
         });
-        process.stdout.write(opts.json ? renderFindingsJson(report) : renderFindingsTable(report));
+        process.stdout.write(opts.json ? renderFindingsJson(report) : renderFindingsTable(report, { width: outputWidth() }));
         return report.exitCode;
       }),
     );

@@ -6,6 +6,7 @@ import { UserError } from "../lib/errors";
 import { verifySnapshotFile } from "../lib/etcdSnapshotFile";
 import { AUTO_SNAPSHOT_TOOL, runSnapshotTool } from "../lib/etcdSnapshotTool";
 import { MigrationConfig } from "../lib/migrationConfig";
+import { hostProblem, nodeNameProblem, userNameProblem } from "../lib/nodeIdentity";
 import {
   buildRestoreRunbook, ControlPlaneMember, DEFAULTS, etcdctlRestoreArgs, initialClusterOf, renderRunbook, RestoreRunbookInput,
 } from "../lib/restoreRunbook";
@@ -65,10 +66,17 @@ function memberAt(nodeName: string, host: string, sshPort: number, sshUser: stri
 }
 
 function membersFromFlags(specs: string[], sshUser: string, sshPort: number): ControlPlaneMember[] {
+  const userWhy = userNameProblem(sshUser);
+  if (userWhy) throw new UserError(`--ssh-user ${JSON.stringify(sshUser)} ${userWhy}`);
   return specs.map((spec) => {
-    const match = /^([^=\s]+)=([^=\s]+)$/.exec(spec);
-    if (!match) throw new UserError(`--member ${spec}: expected NODE=HOST, e.g. --member cp-1=10.0.0.11`);
-    return memberAt(match[1], match[2], sshPort, sshUser);
+    const at = spec.indexOf("=");
+    const [node, host] = at < 0 ? [spec, ""] : [spec.slice(0, at), spec.slice(at + 1)];
+    if (!node || !host) throw new UserError(`--member ${spec}: expected NODE=HOST, e.g. --member cp-1=10.0.0.11`);
+    const nodeWhy = nodeNameProblem(node);
+    if (nodeWhy) throw new UserError(`--member ${spec}: node ${JSON.stringify(node)} ${nodeWhy}`);
+    const hostWhy = hostProblem(host);
+    if (hostWhy) throw new UserError(`--member ${spec}: host ${JSON.stringify(host)} ${hostWhy}`);
+    return memberAt(node, host, sshPort, sshUser);
   });
 }
 
@@ -154,13 +162,14 @@ export function registerRestoreCommand(program: Command, overrides: Partial<Rest
     .option("--etcdctl <path>", "the snapshot tool for --data-dir: etcdutl (etcd 3.5+) or etcdctl (3.4); auto picks etcdutl when on PATH", AUTO_SNAPSHOT_TOOL)
     .action(
       action(async (opts: RestoreOptions) => {
+        // The members first: a bad --member or stack is invalid input whatever the snapshot holds.
+        const members = resolveMembers(opts, deps);
         const verdict = await verifySnapshotFile(opts.snapshot).catch((err: NodeJS.ErrnoException) => {
           throw new UserError(`--snapshot ${opts.snapshot}: cannot read it (${err.code ?? err.message}); pass the path of an etcd snapshot file`);
         });
         if (!verdict.ok) {
           throw new UserError(`--snapshot ${opts.snapshot} ${verdict.problem}; refusing to restore from it`);
         }
-        const members = resolveMembers(opts, deps);
         if (opts.dataDir !== undefined) {
           await restoreMember({ ...opts, dataDir: opts.dataDir }, members, verdict.sha256, deps);
           return;

@@ -25,6 +25,18 @@ export function action<A extends unknown[]>(fn: (...args: A) => Promise<number |
   };
 }
 
+/**
+ * The width tables must fit: COLUMNS when set to a number (e.g. `COLUMNS=80 cidr-migration plan`), else the
+ * terminal's width when stdout is one; undefined (no limit, one line per row, for grep and files) when stdout is a
+ * pipe or a file. --json output never depends on it.
+ */
+export function outputWidth(env: NodeJS.ProcessEnv = process.env, stdout: { isTTY?: boolean; columns?: number } = process.stdout): number | undefined {
+  const columns = Number(env.COLUMNS);
+  if (env.COLUMNS && Number.isInteger(columns) && columns > 0) return columns;
+  if (stdout.isTTY && stdout.columns && stdout.columns > 0) return stdout.columns;
+  return undefined;
+}
+
 export function writeJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }

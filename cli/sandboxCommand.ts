@@ -1,5 +1,5 @@
 import { Command } from "commander";
-import { UserError } from "../lib/errors";
+import { EXIT_UNREACHABLE, UserError } from "../lib/errors";
 import { action, writeJson } from "./run";
 
 /**
@@ -16,17 +16,27 @@ export interface SandboxEndpoints {
   etcdEndpoint: string;
 }
 
-/** Starts the sandbox when it is not running; returns where to reach it. */
-export async function ensureSandboxRunning(): Promise<SandboxEndpoints> {
+/**
+ * Starts the sandbox when it is not running; returns where to reach it. `why` is the line printed before a start:
+ * a command with no cluster named says so, `sandbox up` was asked for the sandbox and only says it starts.
+ */
+export async function ensureSandboxRunning(
+  why = "no cluster named; starting the local sandbox (cidr-migration sandbox up)",
+): Promise<SandboxEndpoints> {
   const s = await sandbox();
   const status = await s.sandboxStatus();
-  const info = status.running ? status : await startSandbox(s);
+  const info = status.running ? status : await startSandbox(s, why);
   return { kubeconfigPath: info.kubeconfigPath, etcdEndpoint: `http://127.0.0.1:${info.ports.etcd}` };
 }
 
-async function startSandbox(s: Awaited<ReturnType<typeof sandbox>>) {
-  process.stderr.write("cidr-migration: no cluster named; starting the local sandbox (cidr-migration sandbox up)\n");
-  return s.sandboxUp();
+async function startSandbox(s: Awaited<ReturnType<typeof sandbox>>, why: string) {
+  process.stderr.write(`cidr-migration: ${why}\n`);
+  try {
+    return await s.sandboxUp();
+  } catch (err) {
+    // the sandbox could not start (binaries missing, a port, a timeout): its own one-line reason, not an internal error
+    throw new UserError(String((err as Error)?.message ?? err).split("\n")[0], EXIT_UNREACHABLE);
+  }
 }
 
 export function registerSandboxCommand(program: Command): void {
@@ -36,7 +46,7 @@ export function registerSandboxCommand(program: Command): void {
     .description("start the sandbox (or report the running one) and print its kubeconfig path")
     .action(
       action(async () => {
-        process.stdout.write(`${(await ensureSandboxRunning()).kubeconfigPath}\n`);
+        process.stdout.write(`${(await ensureSandboxRunning("starting the local sandbox (about 30 s)")).kubeconfigPath}\n`);
       }),
     );
   cmd
@@ -57,7 +67,8 @@ export function registerSandboxCommand(program: Command): void {
         return status.running ? 0 : 1;
       }),
     );
-  cmd.action(() => {
+  cmd.argument("[subcommand]").action((sub?: string) => {
+    if (sub !== undefined) throw new UserError(`sandbox ${sub}: unknown subcommand; use up, down or status`);
     throw new UserError("sandbox needs a subcommand: up, down or status");
   });
 }

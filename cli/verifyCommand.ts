@@ -3,7 +3,7 @@ import { renderFindingsJson, renderFindingsTable } from "../lib/findings";
 import { parsePlanDocument } from "../lib/gate/planDocument";
 import { runVerify } from "../lib/verify";
 import { addStackOptions, loadConfigAndKubeConfig, readInputFile, SourceOptions } from "./context";
-import { action } from "./run";
+import { action, outputWidth } from "./run";
 import { ensureSandboxRunning } from "./sandboxCommand";
 
 /**
@@ -29,7 +29,7 @@ export function registerVerifyCommand(program: Command): void {
         const reviewedPlan = opts.plan ? { plan: parsePlanDocument(readInputFile("--plan", opts.plan), opts.plan), source: `the plan file ${opts.plan}` } : undefined;
         const { config, kubeConfig } = await loadConfigAndKubeConfig(opts, ensureSandboxRunning);
         const report = await runVerify({ config, kubeConfig, reviewedPlan });
-        process.stdout.write(opts.json ? renderFindingsJson(report) : renderFindingsTable(report));
+        process.stdout.write(opts.json ? renderFindingsJson(report) : renderFindingsTable(report, { width: outputWidth() }));
         return report.exitCode;
       }),
     );

@@ -51,7 +51,7 @@ function quote(text: unknown): string {
  * accepts with the same meaning. The mapper parses hundreds of thousands of addresses and Address4's general parser
  * costs about 1 µs each; anything unusual still goes to ip-address.
  */
-function parseCanonicalDottedQuad(text: string): number | undefined {
+export function parseCanonicalDottedQuad(text: string): number | undefined {
   let value = 0;
   let octet = 0;
   let digits = 0;

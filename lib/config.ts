@@ -12,6 +12,7 @@ import {
 import { ConfigError, ConfigProblem } from "./errors";
 import { Inventory } from "./inventory";
 import { Cni, MigrationConfig, NodeRole, NodeTarget, RolloutStrategy } from "./migrationConfig";
+import { hostProblem, nodeNameProblem, userNameProblem } from "./nodeIdentity";
 import { Sensitive } from "./sensitive";
 
 /**
@@ -65,6 +66,20 @@ function isEncrypted(value: unknown): value is EncryptedValue {
   return typeof value === "object" && value !== null && "secure" in value && Object.keys(value).length === 1;
 }
 
+/**
+ * Pulumi writes a `secure:` value as ciphertext in base64: "v1:NONCE:CIPHERTEXT" (passphrase provider) or one base64
+ * string (service and cloud KMS providers). Anything else was typed or pasted by hand and Pulumi cannot decrypt it.
+ */
+const SECURE_CIPHERTEXT = /^[A-Za-z0-9+/_-]+={0,2}(:[A-Za-z0-9+/_-]+={0,2})*$/;
+
+function malformedSecure(value: EncryptedValue): string | undefined {
+  const text = value.secure;
+  if (typeof text !== "string") return `holds a ${text === null ? "null" : typeof text}, not ciphertext`;
+  if (text.trim() === "") return "is empty";
+  if (!SECURE_CIPHERTEXT.test(text)) return "is not ciphertext Pulumi wrote (base64, e.g. v1:…:…); it was edited by hand";
+  return undefined;
+}
+
 function show(value: unknown): string {
   if (isEncrypted(value)) return "[secret]";
   return JSON.stringify(value) ?? String(value);
@@ -111,6 +126,13 @@ class Reader {
     return value;
   }
 
+  /** A string that must also pass `problem` (see lib/nodeIdentity); kept even when it fails, so later checks see the entry. */
+  checked(key: string, value: string | undefined, problem: (v: string) => string | undefined, example: string): string | undefined {
+    const why = value === undefined ? undefined : problem(value);
+    if (why) this.fail(key, `${show(value)} ${why}; set it with: ${setCommand(key, example)}`);
+    return value;
+  }
+
   integer(key: string, value: unknown, opts: { min: number; max?: number; fallback: number }): number {
     if (value === undefined || value === null) return opts.fallback;
     const n = typeof value === "string" && /^\d+$/.test(value) ? Number(value) : value;
@@ -141,9 +163,17 @@ class Reader {
   /** A secret must arrive encrypted: a plaintext key in a stack file would end up in git. */
   secret(key: string, topKey: string, value: unknown): Sensitive | undefined {
     if (value === undefined || value === null || value === "") return undefined;
-    if (isEncrypted(value)) return new Sensitive(undefined);
+    if (isEncrypted(value)) return this.encrypted(key, value);
     if (typeof value === "string" && this.source.secretKeys?.has(topKey)) return new Sensitive(value);
     this.fail(key, `is a secret but was given in plaintext; set it with: ${setCommand(key, "<value>", true)}`);
+    return undefined;
+  }
+
+  /** A `secure:` value the CLI cannot decrypt; a malformed one is refused here rather than when Pulumi decrypts it. */
+  encrypted(key: string, value: EncryptedValue): Sensitive | undefined {
+    const why = malformedSecure(value);
+    if (!why) return new Sensitive(undefined);
+    this.fail(key, `its secure: value ${why}; set it again with: ${setCommand(key, "<value>", true)}`);
     return undefined;
   }
 
@@ -240,7 +270,10 @@ export function validateConfig(source: ConfigSource, context: ValidationContext 
 function readKubeconfig(r: Reader): MigrationConfig["kubeconfig"] {
   const value = r.raw("kubeconfig");
   if (value === undefined || value === null || value === "") return {};
-  if (isEncrypted(value)) return { content: new Sensitive(undefined) };
+  if (isEncrypted(value)) {
+    const content = r.encrypted("kubeconfig", value);
+    return content ? { content } : {};
+  }
   if (typeof value !== "string") {
     r.fail("kubeconfig", `expected a file path or the kubeconfig content as a secret, got ${show(value)}`);
     return {};
@@ -282,7 +315,7 @@ function readEtcd(r: Reader): MigrationConfig["etcd"] {
 function readSsh(r: Reader): MigrationConfig["ssh"] {
   const ssh = r.object("ssh") ?? {};
   return {
-    user: r.string("ssh.user", ssh.user, { required: false, example: "ubuntu" }) ?? "root",
+    user: r.checked("ssh.user", r.string("ssh.user", ssh.user, { required: false, example: "ubuntu" }), userNameProblem, "ubuntu") ?? "root",
     privateKey: r.secret("ssh.privateKey", "ssh", ssh.privateKey),
   };
 }
@@ -303,14 +336,14 @@ function readNodes(r: Reader, defaultUser: string): NodeTarget[] {
     }
     const e = entry as Record<string, unknown>;
     r.unknownKeys(key, e, NODE_KEYS);
-    const name = r.string(`${key}.name`, e.name, { required: true, example: "worker-1" });
-    const host = r.string(`${key}.host`, e.host, { required: true, example: "10.0.0.21" });
+    const name = r.checked(`${key}.name`, r.string(`${key}.name`, e.name, { required: true, example: "worker-1" }), nodeNameProblem, "worker-1");
+    const host = r.checked(`${key}.host`, r.string(`${key}.host`, e.host, { required: true, example: "10.0.0.21" }), hostProblem, "10.0.0.21");
     const role = e.role === undefined ? undefined : r.oneOf(`${key}.role`, e.role, ROLES, "worker");
     if (e.role === undefined) r.fail(`${key}.role`, `is required: one of ${ROLES.join(", ")}`);
     if (name && seen.has(name)) r.fail(`${key}.name`, `${show(name)} appears twice; each node once`);
     if (name) seen.add(name);
     const port = r.integer(`${key}.port`, e.port, { min: 1, max: 65535, fallback: 22 });
-    const user = r.string(`${key}.user`, e.user, { required: false, example: "ubuntu" }) ?? defaultUser;
+    const user = r.checked(`${key}.user`, r.string(`${key}.user`, e.user, { required: false, example: "ubuntu" }), userNameProblem, "ubuntu") ?? defaultUser;
     if (name && host && role) nodes.push({ name, host, port, user, role });
   });
   if (nodes.length > 0 && !nodes.some((n) => n.role === "control-plane")) {
@@ -407,13 +440,17 @@ function checkCapacity(
       r.fail("podCidr.to", `${show(x.podTo)} holds ${capacity} node subnets of /${x.nodeMaskSize} but the cluster has ${nodeCount} nodes; choose a larger range or a longer nodeMaskSize`);
     }
   }
-  if (inventory) {
+  // The network address, the kubernetes Service's first IP and (IPv4) the broadcast address are never handed out.
+  const reserved = familyOf(x.serviceTo) === "IPv4" ? 3n : 2n;
+  const size = cidrSize(x.serviceTo);
+  const usable = size > reserved ? size - reserved : 0n;
+  if (usable === 0n) {
+    const { prefix } = parseCidr(x.serviceTo);
+    r.fail("serviceCidr.to", `${show(x.serviceTo)} leaves no address for a Service: a /${prefix} holds ${size}, and the network address, the kubernetes Service's first IP${reserved === 3n ? " and the broadcast address" : ""} are reserved; choose a shorter prefix, e.g. /${Math.min(prefix, parseCidr(x.serviceTo).bits - 12)}`);
+  } else if (inventory) {
     const moving = inventory.services.filter(
       (s) => s.clusterIP && s.clusterIP !== "None" && isIpAddress(s.clusterIP) && cidrContains(x.serviceFrom, s.clusterIP) && !cidrContains(x.serviceTo, s.clusterIP),
     ).length;
-    // The network address, the kubernetes Service's first IP and (IPv4) the broadcast address are never handed out.
-    const reserved = familyOf(x.serviceTo) === "IPv4" ? 3n : 2n;
-    const usable = cidrSize(x.serviceTo) - reserved;
     if (BigInt(moving) > usable) {
       r.fail("serviceCidr.to", `${show(x.serviceTo)} has room for ${usable} Services but ${moving} must move into it; choose a larger range`);
     }

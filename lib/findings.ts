@@ -1,4 +1,5 @@
 import { EXIT_FINDINGS, EXIT_OK } from "./errors";
+import { layoutTable, wrapWithPrefix } from "./report/textTable";
 
 /**
  * What preflight and verify report: one problem (or fact) about one object, with what to do about it.
@@ -74,26 +75,31 @@ function plural(n: number, word: string): string {
 
 /**
  * A table for people: one row per finding (severity, code, object, path), with the message and the action
- * indented below it, then a summary line. Columns are padded to the widest cell so rows line up.
+ * indented below it, then a summary line. Columns are padded to the widest cell so rows line up. Within `width`
+ * (the terminal's) when given: OBJECT and PATH wrap, PATH moves under the row, and the message and action wrap.
  */
-export function renderFindingsTable(report: FindingReport): string {
-  const header = ["SEVERITY", "CODE", "OBJECT", "PATH"];
+export function renderFindingsTable(report: FindingReport, opts: { width?: number } = {}): string {
+  const columns = [
+    { header: "SEVERITY" },
+    { header: "CODE", wrap: true, min: 12 },
+    { header: "OBJECT", wrap: true, min: 16 },
+    { header: "PATH", wrap: true, min: 12, detail: 1 },
+  ];
   const rows = report.findings.map((f) => [f.severity.toUpperCase(), f.code, f.object, f.path ?? ""]);
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]))).join("  ").trimEnd();
+  const table = layoutTable(columns, rows, opts.width);
   const out: string[] = [];
   if (report.findings.length > 0) {
-    out.push(line(header));
+    out.push(...table.header.slice(0, 1));
     report.findings.forEach((f, i) => {
-      out.push(line(rows[i]));
-      out.push(`    ${f.message}`);
-      out.push(`    -> ${f.action}`);
+      out.push(...table.rows[i]);
+      out.push(...wrapWithPrefix("    ", f.message, opts.width));
+      out.push(...wrapWithPrefix("    -> ", f.action, opts.width));
     });
     out.push("");
   }
   const { blocker, warning, info } = report.summary;
   const verdict = report.exitCode === EXIT_OK ? "clean" : "findings need attention";
-  out.push(`${report.command}: ${plural(blocker, "blocker")}, ${plural(warning, "warning")}, ${info} info: ${verdict} (exit ${report.exitCode})`);
+  out.push(...wrapWithPrefix("", `${report.command}: ${plural(blocker, "blocker")}, ${plural(warning, "warning")}, ${info} info: ${verdict} (exit ${report.exitCode})`, opts.width, 2));
   return `${out.join("\n")}\n`;
 }
 

@@ -1,8 +1,11 @@
 import { AddressMapper, addressOffset, allocateNodeSubnets, cidrContains, dnsServiceIP, isIpAddress, kubernetesServiceIP, parseCidr } from "./cidr";
-import { UserError } from "./errors";
+import { ConfigError, UserError } from "./errors";
 import { Inventory, NodeInfo, ServiceInfo } from "./inventory";
 import { MigrationConfig } from "./migrationConfig";
+import { assertPlanConsistent } from "./planConsistency";
 import { NodeMove, Plan, PlanPhase, PlanStep, PlanWarning, PhaseName, ServiceMove } from "./planModel";
+import { planRefusals } from "./planRefusals";
+import { standInName } from "./serviceMove/planMoves";
 
 /**
  * Pure: (MigrationConfig, Inventory) → Plan. No I/O, no clock, no randomness: the same inputs give byte-identical JSON.
@@ -55,28 +58,65 @@ function sortedBy<T>(items: T[], key: (item: T) => string): T[] {
     .map((e) => e.item);
 }
 
+/**
+ * The plan `plan`, `gate` and the graph (index.ts) run: refuses, with one line per problem naming the config key
+ * (exit 2), a config the cluster contradicts or a migration that could not finish — a missing DNS Service, a CNI or
+ * Service range other than the cluster's, a node that must move but cannot be rolled. Every plan is then checked
+ * to agree with itself (lib/planConsistency.ts) and is never returned when it does not.
+ */
 export function buildPlan(config: MigrationConfig, inventory: Inventory): Plan {
+  const plan = planCluster(config, inventory);
+  const problems = planRefusals(config, inventory, plan);
+  if (problems.length > 0) throw new ConfigError(problems);
+  assertPlanConsistent(plan);
+  return plan;
+}
+
+/**
+ * The plan of the cluster as it is found, refusing nothing the cluster itself may show mid- or post-migration (a
+ * missing DNS Service, a Node not in the config): verify holds the cluster to it and reports those as findings.
+ * Still checked for consistency.
+ */
+export function planAsFound(config: MigrationConfig, inventory: Inventory): Plan {
+  const plan = planCluster(config, inventory);
+  assertPlanConsistent(plan);
+  return plan;
+}
+
+function planCluster(config: MigrationConfig, inventory: Inventory): Plan {
   const warnings: PlanWarning[] = [];
   const cni = config.cni === "auto" ? inventory.cni.detected : config.cni;
+  const newKubernetesIP = kubernetesServiceIP(config.serviceCidr.to);
+  const services = planServices(config, inventory.services, newKubernetesIP, warnings);
+  // What the summary says is what the table says: the kubernetes Service's old IP is the one it holds.
+  const kubernetesRow = services.find(isKubernetesService);
   const kubernetesService = {
-    oldClusterIP: kubernetesServiceIP(config.serviceCidr.from),
-    newClusterIP: kubernetesServiceIP(config.serviceCidr.to),
+    oldClusterIP: kubernetesRow && isIpAddress(kubernetesRow.oldClusterIP) ? kubernetesRow.oldClusterIP : kubernetesServiceIP(config.serviceCidr.from),
+    newClusterIP: newKubernetesIP,
   };
-  const services = planServices(config, inventory.services, kubernetesService.newClusterIP, warnings);
   const dnsKey = serviceKey(config.dns);
-  const dnsMove = services.find((s) => serviceKey(s) === dnsKey);
+  const dnsMove = services.find((s) => s.namespace === config.dns.namespace && s.name === config.dns.name);
+  const standInService = standInName(config.dns.name);
+  const standIn = services.find((s) => s.namespace === config.dns.namespace && s.name === standInService);
   if (!dnsMove) {
-    warnings.push({ code: "DNS_SERVICE_MISSING", message: `the DNS Service was not found; it is planned at the conventional ${dnsServiceIP(config.serviceCidr.to)}`, object: `Service ${dnsKey}` });
+    warnings.push(
+      standIn && isIpAddress(standIn.oldClusterIP)
+        ? { code: "DNS_SERVICE_MISSING", message: `the DNS Service was not found but its stand-in ${serviceKey(standIn)} holds ${standIn.oldClusterIP}: an interrupted dns/final-swap, which a re-run finishes from its journal`, object: `Service ${dnsKey}` }
+        : { code: "DNS_SERVICE_MISSING", message: `the DNS Service was not found; it is planned at the conventional ${dnsServiceIP(config.serviceCidr.to)}`, object: `Service ${dnsKey}` },
+    );
   }
+  // Where the DNS Service ends up: its planned IP, else the IP it keeps; missing, where its stand-in stands.
+  const dnsKeeps = dnsMove && isIpAddress(dnsMove.oldClusterIP) ? dnsMove.oldClusterIP : undefined;
   const dns = {
     namespace: config.dns.namespace,
     name: config.dns.name,
     oldClusterIP: dnsMove?.oldClusterIP,
-    newClusterIP: dnsMove?.newClusterIP ?? dnsServiceIP(config.serviceCidr.to),
+    newClusterIP:
+      dnsMove?.newClusterIP ?? dnsKeeps ?? (!dnsMove && standIn && isIpAddress(standIn.oldClusterIP) ? standIn.oldClusterIP : undefined) ?? dnsServiceIP(config.serviceCidr.to),
   };
   const nodes = planNodes(config, inventory.nodes, warnings);
   checkClusterConfig(config, inventory, warnings);
-  const phases = planPhases(config, cni, services, nodes, dnsKey);
+  const phases = planPhases(config, cni, services, nodes, dnsKey, kubernetesService.oldClusterIP !== kubernetesService.newClusterIP);
   const oursSeconds = phases.reduce((sum, p) => sum + p.estimateSeconds, 0);
   const movingNodes = nodes.filter((n) => n.action === "move").length;
   const manualMinutes = phases.reduce(
@@ -107,18 +147,23 @@ function planServices(config: MigrationConfig, live: ServiceInfo[], kubernetesNe
   const { from, to } = config.serviceCidr;
   const mapper = new AddressMapper(from, to, [kubernetesNewIP]);
   const dnsKey = serviceKey(config.dns);
+  // Between dns/temporary-service and dns/final-swap the DNS stand-in holds the DNS Service's final IP: a re-run
+  // plans the DNS Service onto that IP again rather than around it.
+  const standInKey = serviceKey({ namespace: config.dns.namespace, name: standInName(config.dns.name) });
   // Sorted in place by a key computed once per Service: at 500,000 Services wrapper arrays cost more than the sort.
   const entries = live.map((s) => ({ s, key: serviceKey(s), placement: placementOf(s, from, to), newIp: undefined as string | undefined }));
   // The apiserver lists in etcd key order, which is namespace/name order: then the sort is one linear check.
   if (!entries.every((e, i) => i === 0 || compare(entries[i - 1].key, e.key) <= 0)) entries.sort((a, b) => compare(a.key, b.key));
   refuseDuplicateClusterIPs(entries);
 
-  // Addresses already in the new range stay where they are: nothing may be mapped onto them.
-  for (const e of entries) if (e.placement === "new-range" && !isKubernetesService(e.s)) mapper.reserve(e.s.clusterIP!);
-  // The DNS Service is mapped first so that it keeps its offset (10.96.0.10 → <new>.10) whatever else moves.
   const moves = (e: (typeof entries)[number]) => e.placement === "old-range" && !isKubernetesService(e.s);
   const dns = entries.find((e) => e.key === dnsKey);
+  const standIn = dns && moves(dns) ? entries.find((e) => e.key === standInKey && e.placement === "new-range") : undefined;
+  // Addresses already in the new range stay where they are: nothing may be mapped onto them.
+  for (const e of entries) if (e.placement === "new-range" && !isKubernetesService(e.s) && e !== standIn) mapper.reserve(e.s.clusterIP!);
+  // The DNS Service is mapped first so that it keeps its offset (10.96.0.10 → <new>.10) whatever else moves.
   if (dns && moves(dns)) dns.newIp = mapper.map(dns.s.clusterIP!);
+  if (standIn) mapper.reserve(standIn.s.clusterIP!);
   for (const e of entries) if (moves(e) && e !== dns) e.newIp = mapper.map(e.s.clusterIP!);
 
   return entries.map(({ s, key, placement, newIp }): ServiceMove => {
@@ -132,7 +177,13 @@ function planServices(config: MigrationConfig, live: ServiceInfo[], kubernetesNe
       reason,
       keepsOffset,
     });
-    if (isKubernetesService(s)) return move("recreate", "re-created by the apiserver at the new range's first IP", true, kubernetesNewIP);
+    if (isKubernetesService(s)) {
+      // An expansion keeps the first IP: nothing to re-create.
+      return s.clusterIP === kubernetesNewIP
+        ? move("unchanged", "already at the new range's first IP", true, kubernetesNewIP)
+        : move("recreate", "re-created by the apiserver at the new range's first IP", true, kubernetesNewIP);
+    }
+    if (key === standInKey && placement === "new-range") return move("unchanged", "the DNS stand-in; dns/final-swap removes it", true, s.clusterIP);
     if (s.type === "ExternalName") return move("unchanged", "ExternalName has no ClusterIP", false);
     if (s.clusterIP === "None") return move("unchanged", "headless: no ClusterIP to move", false);
     if (placement === "no-ip") return move("unchanged", "no ClusterIP", false);
@@ -253,7 +304,7 @@ function checkClusterConfig(config: MigrationConfig, inventory: Inventory, warni
 }
 
 /** Builds the phases; each step's dependsOn names the steps that must finish first. */
-function planPhases(config: MigrationConfig, cni: Plan["cni"], services: ServiceMove[], nodes: NodeMove[], dnsKey: string): PlanPhase[] {
+function planPhases(config: MigrationConfig, cni: Plan["cni"], services: ServiceMove[], nodes: NodeMove[], dnsKey: string, kubernetesMoves: boolean): PlanPhase[] {
   const E = STEP_ESTIMATE_SECONDS;
   const phases: PlanPhase[] = [];
   let previous: string[] = [];
@@ -295,23 +346,26 @@ function planPhases(config: MigrationConfig, cni: Plan["cni"], services: Service
   phase("control-plane", cpSteps);
   const controlPlaneDone = previous;
 
+  // Only what moves gets a step: an expansion re-creates neither the kubernetes Service nor the DNS Service.
   const moving = services.filter((s) => s.action === "recreate");
-  const kubernetesStep = step("services/default/kubernetes", "recreate-by-apiserver", "Service default/kubernetes", controlPlaneDone, E.kubernetesService);
+  const kubernetesSteps = kubernetesMoves
+    ? [step("services/default/kubernetes", "recreate-by-apiserver", "Service default/kubernetes", controlPlaneDone, E.kubernetesService)]
+    : [];
   const serviceSteps = moving
-    .filter((s) => !(s.namespace === "default" && s.name === "kubernetes") && serviceKey(s) !== dnsKey)
+    .filter((s) => !isKubernetesService(s) && serviceKey(s) !== dnsKey)
     .map((s) => step(`services/${serviceKey(s)}`, "recreate", `Service ${serviceKey(s)}: ${s.oldClusterIP} -> ${s.newClusterIP}`, controlPlaneDone, E.serviceMove));
-  const servicesPhase = phase("services", [kubernetesStep, ...serviceSteps]);
+  const servicesPhase = phase("services", [...kubernetesSteps, ...serviceSteps]);
   const lanes = Math.max(1, config.services.parallelism);
-  phases[phases.length - 1].estimateSeconds = Math.max(E.kubernetesService, Math.ceil(serviceSteps.length / lanes) * E.serviceMove);
-  const servicesDone = servicesPhase.map((s) => s.id);
+  phases[phases.length - 1].estimateSeconds = Math.max(kubernetesSteps.length > 0 ? E.kubernetesService : 0, Math.ceil(serviceSteps.length / lanes) * E.serviceMove);
+  const servicesDone = servicesPhase.length > 0 ? servicesPhase.map((s) => s.id) : controlPlaneDone;
 
-  const dnsMove = services.find((s) => serviceKey(s) === dnsKey);
-  const dnsTarget = `Service ${dnsKey}: ${dnsMove?.oldClusterIP ?? "?"} -> ${dnsMove?.newClusterIP ?? dnsServiceIP(config.serviceCidr.to)}`;
-  const dnsTemporary = step("dns/temporary-service", "create-temporary-dns", dnsTarget, servicesDone, E.dnsStep);
-  const dnsFinal = step("dns/final-swap", "recreate-dns", dnsTarget, [], E.dnsStep);
-  phase("dns", [dnsTemporary, dnsFinal]);
+  const dnsMove = moving.find((s) => serviceKey(s) === dnsKey);
+  const dnsTarget = dnsMove ? `Service ${dnsKey}: ${dnsMove.oldClusterIP} -> ${dnsMove.newClusterIP}` : "";
+  const dnsTemporary = dnsMove ? step("dns/temporary-service", "create-temporary-dns", dnsTarget, servicesDone, E.dnsStep) : undefined;
+  const dnsFinal = dnsMove ? step("dns/final-swap", "recreate-dns", dnsTarget, [], E.dnsStep) : undefined;
+  phase("dns", dnsTemporary && dnsFinal ? [dnsTemporary, dnsFinal] : []);
 
-  const afterTemporaryDns = [dnsTemporary.id];
+  const afterTemporaryDns = dnsTemporary ? [dnsTemporary.id] : servicesDone;
   const clusterConfig = phase("cluster-config", [
     step("cluster-config/kubeadm-config", "patch-configmap", "ConfigMap kube-system/kubeadm-config", afterTemporaryDns, E.clusterConfig),
     step("cluster-config/kubelet-config", "patch-configmap", "ConfigMap kube-system/kubelet-config", afterTemporaryDns, E.clusterConfig),
@@ -353,10 +407,10 @@ function planPhases(config: MigrationConfig, cni: Plan["cni"], services: Service
     previous = [s.id];
   }
   phase("nodes", nodeSteps);
-  dnsFinal.dependsOn = [...previous];
+  if (dnsFinal) dnsFinal.dependsOn = [...previous];
 
   const kubeProxy = phase("kube-proxy", [
-    step("kube-proxy/config", "patch-configmap", "ConfigMap kube-system/kube-proxy clusterCIDR", [dnsFinal.id], E.kubeProxy),
+    step("kube-proxy/config", "patch-configmap", "ConfigMap kube-system/kube-proxy clusterCIDR", dnsFinal ? [dnsFinal.id] : [...previous], E.kubeProxy),
     step("kube-proxy/restart", "restart-daemonset", "DaemonSet kube-system/kube-proxy", ["kube-proxy/config"], E.kubeProxy),
   ]);
   previous = [kubeProxy[kubeProxy.length - 1].id];

@@ -1,4 +1,5 @@
 import { Plan } from "./planModel";
+import { renderTable, TextColumn, wrapWithPrefix } from "./report/textTable";
 
 /** Renders a Plan as the readable report `cidr-migration plan` prints: summary, phases, Service map, node map, warnings. */
 
@@ -10,14 +11,24 @@ export function formatDuration(seconds: number): string {
   return `${Math.floor(m / 60)}h ${m % 60}m`;
 }
 
-/** A plain-text table: columns padded to the widest cell. */
-export function table(headers: string[], rows: string[][]): string {
-  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
-  const line = (cells: string[]) => cells.map((c, i) => (c ?? "").padEnd(widths[i])).join("  ").trimEnd();
-  return [line(headers), line(widths.map((w) => "-".repeat(w))), ...rows.map(line)].join("\n");
+/** "2h 30m to 2h 42m", or one duration when both ends are the same. */
+export function formatDurationRange(minSeconds: number, maxSeconds: number): string {
+  const [min, max] = [formatDuration(minSeconds), formatDuration(maxSeconds)];
+  return min === max ? max : `${min} to ${max}`;
 }
 
-export function renderPlan(plan: Plan): string {
+/** A plain-text table: columns padded to the widest cell; within `width` when given (see lib/report/textTable). */
+export function table(headers: Array<string | TextColumn>, rows: string[][], width?: number): string {
+  return renderTable(headers.map((h) => (typeof h === "string" ? { header: h } : h)), rows, width);
+}
+
+export interface RenderOptions {
+  /** The terminal's width: tables wrap or move columns under their rows to fit; undefined means no limit. */
+  width?: number;
+}
+
+export function renderPlan(plan: Plan, opts: RenderOptions = {}): string {
+  const width = opts.width;
   const moving = plan.services.filter((s) => s.action === "recreate");
   const movingNodes = plan.nodes.filter((n) => n.action === "move");
   const batches = new Set(movingNodes.map((n) => n.batch)).size;
@@ -33,34 +44,46 @@ export function renderPlan(plan: Plan): string {
   out.push(
     `Moves         ${moving.length} of ${plan.services.length} Services, ${movingNodes.length} of ${plan.nodes.length} nodes in ${batches} batches`,
   );
-  out.push(`Estimate      ${formatDuration(plan.estimate.oursSeconds)} (manual runbook: ${formatDuration(manual.min * 60)} to ${formatDuration(manual.max * 60)})`);
+  out.push(`Estimate      ${formatDuration(plan.estimate.oursSeconds)} (manual runbook: ${formatDurationRange(manual.min * 60, manual.max * 60)})`);
+  // The summary lines wrap under their value, past the 14-column label.
+  out.splice(2, out.length - 2, ...out.slice(2).flatMap((l) => wrapWithPrefix(l.slice(0, 14), l.slice(14), width)));
   out.push("");
   out.push("Phases");
   out.push(
     table(
-      ["phase", "steps", "estimate", "manual runbook"],
+      ["phase", "steps", "estimate", { header: "manual runbook", wrap: true, min: 14 }],
       plan.phases.map((p) => [
         p.name,
         String(p.steps.length),
         formatDuration(p.estimateSeconds),
         p.manualMinutes.max === 0 ? "-" : p.name === "nodes" ? `${p.manualMinutes.min}-${p.manualMinutes.max} min per node` : `${p.manualMinutes.max} min`,
       ]),
+      width,
     ),
   );
   out.push("");
   out.push("Services");
   out.push(
     table(
-      ["namespace/name", "type", "old IP", "new IP", "action", "reason"],
+      [
+        { header: "namespace/name", wrap: true, min: 20 },
+        { header: "type", detail: 2 },
+        "old IP",
+        "new IP",
+        "action",
+        { header: "reason", wrap: true, min: 20, detail: 1 },
+      ],
       plan.services.map((s) => [`${s.namespace}/${s.name}`, s.type, s.oldClusterIP ?? "-", s.newClusterIP ?? "-", s.action, s.reason]),
+      width,
     ),
   );
   out.push("");
   out.push("Nodes");
   out.push(
     table(
-      ["batch", "node", "role", "old podCIDR", "new podCIDR", "action"],
+      [{ header: "batch", wrap: true, min: 5 }, { header: "node", wrap: true, min: 12 }, { header: "role", detail: 1 }, "old podCIDR", "new podCIDR", "action"],
       plan.nodes.map((n) => [n.batch < 0 ? "-" : `${n.batch}${n.canary ? " (canary)" : ""}`, n.name, n.role, n.oldPodCIDR ?? "-", n.newPodCIDR, n.action]),
+      width,
     ),
   );
   out.push("");
@@ -68,7 +91,13 @@ export function renderPlan(plan: Plan): string {
     out.push("Warnings: none");
   } else {
     out.push(`Warnings (${plan.warnings.length})`);
-    out.push(table(["code", "object", "message"], plan.warnings.map((w) => [w.code, w.object, w.message])));
+    out.push(
+      table(
+        [{ header: "code", wrap: true, min: 12 }, { header: "object", wrap: true, min: 16 }, { header: "message", wrap: true, min: 20, detail: 1 }],
+        plan.warnings.map((w) => [w.code, w.object, w.message]),
+        width,
+      ),
+    );
   }
   return out.join("\n") + "\n";
 }

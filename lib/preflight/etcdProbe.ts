@@ -80,6 +80,18 @@ function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> 
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
+/**
+ * The first line of an etcd client error, without what grpc-js appends that says nothing: an empty
+ * "Resolution note: " (its name resolver had no note) and a doubled "Error: " prefix.
+ */
+export function grpcErrorText(err: unknown): string {
+  return String((err as Error)?.message ?? err)
+    .split("\n")[0]
+    .replace(/\.?\s*Resolution note:\s*$/, "")
+    .replace(/Last error: Error: /, "Last error: ")
+    .trim();
+}
+
 /** One client per endpoint: etcd3 would otherwise pick any healthy host and hide the one that is down. */
 async function endpointStatus(endpoint: string, credentials: EtcdCredentials | undefined, timeoutMs: number): Promise<EndpointStatus> {
   const client = new Etcd3(clientOptions(endpoint, credentials, timeoutMs));
@@ -97,7 +109,7 @@ async function endpointStatus(endpoint: string, credentials: EtcdCredentials | u
       alarms: (alarms.alarms ?? []).map((a) => `${String(a.alarm)} on member ${a.memberID}`),
     };
   } catch (err) {
-    return { endpoint, ok: false, error: String((err as Error)?.message ?? err).split("\n")[0] };
+    return { endpoint, ok: false, error: grpcErrorText(err) };
   } finally {
     client.close();
   }

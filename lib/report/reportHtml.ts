@@ -1,5 +1,5 @@
 import { FindingReport } from "../findings";
-import { formatDuration } from "../planReport";
+import { formatDuration, formatDurationRange } from "../planReport";
 import { esc } from "./htmlEscape";
 import { phaseTimeline } from "./phaseTimeline";
 import { ReportInput } from "./reportInput";
@@ -127,7 +127,7 @@ export function renderReportHtml(input: ReportInput): string {
   parts.push('<div class="figures">');
   const figure = (value: string, label: string) => parts.push(`<div class="figure"><b>${esc(value)}</b><span>${esc(label)}</span></div>`);
   figure(formatDuration(plan.estimate.oursSeconds), "cidr-migration estimate");
-  figure(`${formatDuration(manual.min * 60)} to ${formatDuration(manual.max * 60)}`, "manual runbook");
+  figure(formatDurationRange(manual.min * 60, manual.max * 60), "manual runbook");
   figure(`${moving.length} of ${plan.services.length}`, "Services re-created");
   figure(`${movingNodes.length} of ${plan.nodes.length}`, `nodes moved, in ${batches} batches`);
   figure(String(plan.warnings.length), "plan warnings");

@@ -1,5 +1,5 @@
 import { FindingReport } from "../findings";
-import { formatDuration } from "../planReport";
+import { formatDuration, formatDurationRange } from "../planReport";
 import { mdCell, mdCode, mdTable } from "./markdownTable";
 import { phaseTimeline } from "./phaseTimeline";
 import { ReportInput } from "./reportInput";
@@ -63,7 +63,7 @@ export function renderReportMarkdown(input: ReportInput): string {
       ["DNS Service", `${mdCell(`${plan.dns.namespace}/${plan.dns.name}`)} ${mdCode(`${plan.dns.oldClusterIP ?? "(not found)"} -> ${plan.dns.newClusterIP}`)}`],
       ["Services re-created", `${moving.length} of ${plan.services.length}`],
       ["Nodes moved", `${movingNodes.length} of ${plan.nodes.length}, in ${batches} batches`],
-      ["Estimate", `cidr-migration ${formatDuration(plan.estimate.oursSeconds)}; manual runbook ${formatDuration(plan.estimate.manualMinutes.min * 60)} to ${formatDuration(plan.estimate.manualMinutes.max * 60)}`],
+      ["Estimate", `cidr-migration ${formatDuration(plan.estimate.oursSeconds)}; manual runbook ${formatDurationRange(plan.estimate.manualMinutes.min * 60, plan.estimate.manualMinutes.max * 60)}`],
     ]),
     "",
   );

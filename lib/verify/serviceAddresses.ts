@@ -6,6 +6,21 @@ import { VerifyInput } from "./verifyInput";
  * Services after the move: no ClusterIP left in the old Service range, `kubernetes` at the new range's first address,
  * the DNS Service at its planned address.
  */
+/**
+ * What to do about a Service still in the old range. Re-creating without spec.clusterIP fits an ordinary Service only:
+ * the DNS Service must come back at its planned address (kubelets hand that address to every pod), and the apiserver
+ * re-creates `kubernetes` itself at the new range's first address.
+ */
+function oldRangeAction(key: string, dnsKey: string, targets: VerifyInput["targets"]): string {
+  if (key === "default/kubernetes") {
+    return "the apiserver owns this Service: once every kube-apiserver runs with the new --service-cluster-ip-range, delete it and the apiserver re-creates it at the new range's first address; do not re-create it by hand";
+  }
+  if (key === dnsKey) {
+    return `run \`pulumi up\` again to finish the DNS phase; re-created by hand it must keep spec.clusterIP ${targets.dnsServiceIP} (the address kubelets give every pod), never an empty spec.clusterIP`;
+  }
+  return "run `pulumi up` again to finish the Service moves (it resumes from its journal), or re-create this Service without spec.clusterIP";
+}
+
 export function verifyServiceAddresses(input: VerifyInput): Finding[] {
   const { config, inventory, targets } = input;
   const findings: Finding[] = [];
@@ -22,7 +37,7 @@ export function verifyServiceAddresses(input: VerifyInput): Finding[] {
         object: `Service ${s.namespace}/${s.name}`,
         path: s.clusterIPs?.length ? `spec.clusterIPs[${i}]` : "spec.clusterIP",
         message: `ClusterIP ${ip} is still in the old Service range ${config.serviceCidr.from}`,
-        action: "run `pulumi up` again to finish the Service moves (it resumes from its journal), or re-create this Service without spec.clusterIP",
+        action: oldRangeAction(`${s.namespace}/${s.name}`, dnsKey, targets),
       });
     });
   }

@@ -1,7 +1,7 @@
 import { kubernetesServiceIP } from "../cidr";
 import { Inventory } from "../inventory";
 import { MigrationConfig } from "../migrationConfig";
-import { buildPlan } from "../plan";
+import { planAsFound } from "../plan";
 import { Plan } from "../planModel";
 import { VerifyTargets } from "./verifyInput";
 
@@ -11,7 +11,7 @@ import { VerifyTargets } from "./verifyInput";
  * still says where a not-yet-moved DNS Service goes but can only confirm that a moved one sits in the new range.
  */
 export function verifyTargets(config: MigrationConfig, inventory: Inventory, reviewed?: { plan: Plan; source: string }): VerifyTargets {
-  const plan = reviewed?.plan ?? buildPlan(config, inventory);
+  const plan = reviewed?.plan ?? planAsFound(config, inventory);
   return {
     kubernetesServiceIP: kubernetesServiceIP(config.serviceCidr.to),
     dnsServiceIP: plan.dns.newClusterIP,

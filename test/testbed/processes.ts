@@ -105,8 +105,13 @@ export function startProcess(command: string, args: string[], logPath: string, o
             const timer = setTimeout(() => {
                 try { process.kill(pid, "SIGKILL"); } catch { /* already gone */ }
             }, graceMs);
+            // A detached child is unref'd: once the SIGKILL timer has fired nothing else may hold the event loop, and
+            // Node would exit before the child's exit event, abandoning the rest of a stop sequence (a sandbox whose
+            // KCM was stopped but not its apiserver and etcd). This interval holds the loop until the exit is seen.
+            const keepAlive = setInterval(() => { /* hold the event loop */ }, 1000);
             await exitPromise;
             clearTimeout(timer);
+            clearInterval(keepAlive);
         },
         logTail: (lines?: number) => readLogTail(logPath, lines),
     };

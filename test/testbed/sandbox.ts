@@ -5,6 +5,7 @@
 // and stop it by pid. Runtime code: no mocha, nothing read from ../shared.
 import { KubeConfig } from "@kubernetes/client-node";
 import * as fs from "fs";
+import * as os from "os";
 import * as path from "path";
 import { startTestCluster, TestCluster } from "./controlPlane";
 import { httpGet } from "./etcd";
@@ -36,9 +37,14 @@ export interface SandboxInfo {
     startedAt: string;
 }
 
+/** A process of the sandbox found by its command line (see sandboxProcesses). */
+export interface SandboxProcess { name: string; pid: number; }
+
 export type SandboxStatus =
-    | ({ running: true } & SandboxInfo)
-    | { running: false; stateDir: string; reason: string };
+    /** `strays`: sandbox processes state.json does not list (left by an earlier, interrupted start) */
+    | ({ running: true; strays?: SandboxProcess[] } & SandboxInfo)
+    /** `processes`: what of the sandbox still runs, when anything does */
+    | { running: false; stateDir: string; reason: string; processes?: SandboxProcess[] };
 
 interface SandboxState extends SandboxInfo { version: number; }
 
@@ -48,6 +54,53 @@ export function sandboxDir(): string {
 
 function statePath(): string { return path.join(sandboxDir(), "state.json"); }
 function lockPath(): string { return path.join(sandboxDir(), "up.lock"); }
+function clusterDirOf(state?: SandboxState): string { return state?.clusterDir ?? path.join(sandboxDir(), "cluster"); }
+
+/** The sandbox's components, in the order they are stopped (KCM first: it fails least gently without an apiserver). */
+const COMPONENTS = ["kube-controller-manager", "kube-apiserver", "etcd"];
+
+/**
+ * Every running etcd, kube-apiserver and kube-controller-manager whose command line names the cluster dir, found in
+ * /proc whatever state.json says. The processes are detached before state.json is written, so a `sandbox up` that
+ * dies or is interrupted in between leaves processes no state lists; status and down find them here.
+ */
+export function sandboxProcesses(clusterDir = clusterDirOf()): SandboxProcess[] {
+    let entries: string[];
+    try {
+        entries = fs.readdirSync("/proc");
+    } catch {
+        return [];
+    }
+    const found: SandboxProcess[] = [];
+    for (const entry of entries) {
+        if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+        let argv: string[];
+        try {
+            argv = fs.readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0").filter((a) => a !== "");
+        } catch {
+            continue;
+        }
+        const name = argv.length > 0 ? path.basename(argv[0]) : "";
+        if (!COMPONENTS.includes(name)) continue;
+        if (!argv.slice(1).some((a) => a.includes(`${clusterDir}${path.sep}`))) continue;
+        found.push({ name, pid: Number(entry) });
+    }
+    return found.sort((a, b) => COMPONENTS.indexOf(a.name) - COMPONENTS.indexOf(b.name) || a.pid - b.pid);
+}
+
+function listProcesses(procs: SandboxProcess[]): string {
+    return procs.map((p) => `${p.name} (pid ${p.pid})`).join(", ");
+}
+
+/** The pid of another live process holding up.lock, when a `sandbox up` is under way. */
+function upInProgress(): number | undefined {
+    try {
+        const holder = Number(fs.readFileSync(lockPath(), "utf8").trim());
+        return holder && holder !== process.pid && pidAlive(holder) ? holder : undefined;
+    } catch {
+        return undefined;
+    }
+}
 
 function readState(): SandboxState | undefined {
     try {
@@ -96,16 +149,36 @@ function publicInfo(state: SandboxState): SandboxInfo {
 export async function sandboxStatus(): Promise<SandboxStatus> {
     const stateDir = sandboxDir();
     const state = readState();
-    if (!state) return { running: false, stateDir, reason: "not started (no state.json): run `cidr-migration sandbox up`" };
+    const processes = sandboxProcesses(clusterDirOf(state));
+    const starting = upInProgress();
+    if (!state) {
+        if (starting !== undefined) {
+            return { running: false, stateDir, reason: `starting: a \`sandbox up\` (pid ${starting}) holds ${lockPath()}`, processes };
+        }
+        if (processes.length > 0) {
+            return {
+                running: false, stateDir, processes,
+                reason: `half started: ${listProcesses(processes)} run from ${clusterDirOf()} but no state.json records them ` +
+                    "(a `sandbox up` was interrupted or failed): run `cidr-migration sandbox down` to stop them, then `up`",
+            };
+        }
+        return { running: false, stateDir, reason: "not started (no state.json): run `cidr-migration sandbox up`" };
+    }
     const dead = (Object.entries(state.pids) as [string, number][])
         .filter(([, pid]) => !pidIsOurs(pid, state.clusterDir)).map(([name]) => name);
     if (dead.length > 0) {
-        return { running: false, stateDir, reason: `${dead.join(", ")} not running (see logs in ${state.clusterDir}): run \`cidr-migration sandbox down\`, then \`up\`` };
+        const alive = processes.length > 0 ? `; still running: ${listProcesses(processes)}` : "";
+        return {
+            running: false, stateDir, ...(processes.length > 0 ? { processes } : {}),
+            reason: `${dead.join(", ")} not running (see logs in ${state.clusterDir})${alive}: run \`cidr-migration sandbox down\`, then \`up\``,
+        };
     }
     if (!(await apiserverReady(state))) {
-        return { running: false, stateDir, reason: `kube-apiserver at ${state.server} does not answer /readyz (log: ${path.join(state.clusterDir, "kube-apiserver.log")})` };
+        return { running: false, stateDir, processes, reason: `kube-apiserver at ${state.server} does not answer /readyz (log: ${path.join(state.clusterDir, "kube-apiserver.log")})` };
     }
-    return { running: true, ...publicInfo(state) };
+    const listed = Object.values(state.pids);
+    const strays = processes.filter((p) => !listed.includes(p.pid));
+    return { running: true, ...publicInfo(state), ...(strays.length > 0 ? { strays } : {}) };
 }
 
 /** The workload the running sandbox was seeded with. */
@@ -124,16 +197,50 @@ export function sandboxKubeConfig(): KubeConfig {
     return kc;
 }
 
-/** Kills what a previous sandbox left behind (by pid, only if it is ours) and removes its files. */
-async function removeSandbox(state: SandboxState | undefined): Promise<void> {
-    if (state) {
-        for (const pid of [state.pids.controllerManager, state.pids.apiserver, state.pids.etcd]) {
-            if (pidIsOurs(pid, state.clusterDir)) await killPid(pid);
-        }
-        fs.rmSync(state.clusterDir, { recursive: true, force: true });
-        fs.rmSync(state.seedPath, { force: true });
+/** Stops every process of the sandbox: the ones state.json lists (if ours), then any other naming its cluster dir. */
+async function stopSandboxProcesses(state: SandboxState | undefined): Promise<void> {
+    const clusterDir = clusterDirOf(state);
+    const listed = state ? [state.pids.controllerManager, state.pids.apiserver, state.pids.etcd].filter((pid) => pidIsOurs(pid, clusterDir)) : [];
+    for (const pid of listed) await killPid(pid);
+    // what no state lists: an interrupted start's processes, or one started beside a sandbox whose state was lost
+    for (let round = 0; round < 3; round++) {
+        const left = sandboxProcesses(clusterDir);
+        if (left.length === 0) return;
+        for (const p of left) await killPid(p.pid);
     }
+}
+
+/** Kills what a previous sandbox left behind and removes its files. */
+async function removeSandbox(state: SandboxState | undefined): Promise<void> {
+    await stopSandboxProcesses(state);
+    fs.rmSync(clusterDirOf(state), { recursive: true, force: true });
+    fs.rmSync(state?.seedPath ?? path.join(sandboxDir(), "seed.json"), { force: true });
     fs.rmSync(statePath(), { force: true });
+}
+
+/**
+ * While `sandbox up` starts processes that outlive it, SIGINT, SIGTERM or SIGHUP stop them before this process exits:
+ * otherwise they run on with no state.json to find them by. Prepended, so it runs before a handler that exits at once
+ * (processes.ts's exit hook); the SIGTERMs are sent synchronously for that case. Returns the uninstaller.
+ */
+function stopOnSignal(clusterDir: string): () => void {
+    const signals = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+    let stopping = false;
+    const handler = (signal: NodeJS.Signals) => {
+        if (stopping) return;
+        stopping = true;
+        process.stderr.write(`sandbox: ${signal} while starting; stopping what was started in ${clusterDir}\n`);
+        for (const p of sandboxProcesses(clusterDir)) {
+            try { process.kill(p.pid, "SIGTERM"); } catch { /* gone */ }
+        }
+        void stopSandboxProcesses(undefined).finally(() => {
+            fs.rmSync(statePath(), { force: true });
+            fs.rmSync(lockPath(), { force: true });
+            process.exit(128 + (os.constants.signals[signal] ?? 1));
+        });
+    };
+    for (const signal of signals) process.prependListener(signal, handler);
+    return () => { for (const signal of signals) process.removeListener(signal, handler); };
 }
 
 /** One `sandbox up` at a time: a lock file holding the pid of the process starting it. */
@@ -141,8 +248,12 @@ async function withUpLock<T>(work: () => Promise<T>): Promise<T> {
     fs.mkdirSync(sandboxDir(), { recursive: true, mode: 0o700 });
     const deadline = Date.now() + LOCK_WAIT_MS;
     for (;;) {
+        // The lock is born with its pid (a hard link of a written file): a plain create-then-write showed another
+        // process an empty lock for a moment, which it took for a dead holder's and removed, and both went on.
+        const temp = `${lockPath()}.${process.pid}.tmp`;
+        fs.writeFileSync(temp, String(process.pid));
         try {
-            fs.writeFileSync(lockPath(), String(process.pid), { flag: "wx" });
+            fs.linkSync(temp, lockPath());
             break;
         } catch (err) {
             if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
@@ -155,6 +266,8 @@ async function withUpLock<T>(work: () => Promise<T>): Promise<T> {
                 throw new Error(`sandbox: another \`sandbox up\` (pid ${holder}) has held ${lockPath()} for ${LOCK_WAIT_MS / 1000} s: stop it, or remove the lock file`);
             }
             await sleep(500);
+        } finally {
+            fs.rmSync(temp, { force: true });
         }
     }
     try {
@@ -176,6 +289,7 @@ export async function sandboxUp(): Promise<SandboxInfo> {
         fs.rmSync(clusterDir, { recursive: true, force: true });
         const seedPath = path.join(stateDir, "seed.json");
         let cluster: TestCluster | undefined;
+        const uninstall = stopOnSignal(clusterDir);
         try {
             cluster = await startTestCluster({
                 dir: clusterDir, detached: true,
@@ -206,6 +320,8 @@ export async function sandboxUp(): Promise<SandboxInfo> {
             fs.rmSync(seedPath, { force: true });
             // the cluster dir stays for its logs; the next `up` clears it
             throw new Error(`sandbox: could not start: ${(err as Error).message.split("\n")[0]} (logs in ${clusterDir})`);
+        } finally {
+            uninstall();
         }
     });
 }

@@ -2,9 +2,14 @@
 // naming every bad key, before discovery and before any resource exists; a cluster that cannot be reached is a
 // one-line RunError too. (The whole graph against a real cluster is test/integration/program.test.ts.)
 import * as assert from "node:assert/strict";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer as createHttpServer, Server } from "node:http";
 import { createServer } from "node:net";
+import * as os from "node:os";
+import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
-import { captureGraph } from "../support/pulumiMocks";
+import { Plan } from "../../lib/planModel";
+import { captureGraph, MockGraph } from "../support/pulumiMocks";
 import { baseValues } from "../support/stackValues";
 
 function asPulumiConfig(values: Record<string, unknown>): Record<string, string> {
@@ -92,5 +97,140 @@ describe("index.ts reading its stack config (mocked engine)", () => {
     assert.match((error as Error).message, new RegExp(`^cannot reach the cluster at https://127\\.0\\.0\\.1:${port} while reading the server version \\(ECONNREFUSED\\)`));
     assert.equal((error as Error).message.split("\n").length, 1);
     assert.equal(declared, 0);
+  });
+});
+
+// A read-only stand-in for the apiserver discovery reads (GET only), so the whole program runs under mocks in a
+// unit test: a cluster on 10.96.0.0/16 with the kubernetes and DNS Services and one app Service.
+const MANIFESTS = path.join(__dirname, "..", "fixtures", "manifests");
+const KUBELET_CONFIG = path.join(__dirname, "..", "fixtures", "testbed", "var-lib-kubelet-config-yaml-v1.25-clusterdns.yaml");
+
+function configMap(name: string, data: Record<string, string>) {
+  return { apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: "kube-system", resourceVersion: "1" }, data };
+}
+
+const CONFIG_MAPS: Record<string, ReturnType<typeof configMap>> = {
+  "kube-system/kube-proxy": configMap("kube-proxy", { "config.conf": "apiVersion: kubeproxy.config.k8s.io/v1alpha1\nkind: KubeProxyConfiguration\nclusterCIDR: 10.244.0.0/16\nmode: iptables\n" }),
+  "kube-system/kubeadm-config": configMap("kubeadm-config", {
+    ClusterConfiguration: "apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\nkubernetesVersion: v1.29.0\nnetworking:\n  podSubnet: 10.244.0.0/16\n  serviceSubnet: 10.96.0.0/16\n",
+  }),
+  "kube-system/kubelet-config": configMap("kubelet-config", { kubelet: "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nclusterDNS:\n- 10.96.0.10\n" }),
+};
+
+function service(namespace: string, name: string, clusterIP: string) {
+  return { metadata: { namespace, name }, spec: { type: "ClusterIP", clusterIP, clusterIPs: [clusterIP], selector: name === "kubernetes" ? undefined : { app: name } } };
+}
+
+function node(name: string, ip: string, podCIDR: string, controlPlane: boolean) {
+  return {
+    metadata: { name, labels: controlPlane ? { "node-role.kubernetes.io/control-plane": "" } : {} },
+    spec: { podCIDR, podCIDRs: [podCIDR] },
+    status: { addresses: [{ type: "InternalIP", address: ip }] },
+  };
+}
+
+const API: Record<string, unknown> = {
+  "/version": { major: "1", minor: "29", gitVersion: "v1.29.0" },
+  "/api/v1/services": {
+    metadata: {},
+    items: [service("default", "kubernetes", "10.96.0.1"), service("kube-system", "kube-dns", "10.96.0.10"), service("shop", "web", "10.96.5.5")],
+  },
+  "/api/v1/nodes": {
+    metadata: {},
+    items: [
+      node("cp-1", "10.0.0.11", "10.244.0.0/24", true),
+      node("cp-2", "10.0.0.12", "10.244.1.0/24", true),
+      node("cp-3", "10.0.0.13", "10.244.2.0/24", true),
+      node("worker-1", "10.0.0.21", "10.244.3.0/24", false),
+    ],
+  },
+  "/apis/crd.projectcalico.org/v1/ippools": { items: [{ metadata: { name: "default-ipv4-ippool" }, spec: { cidr: "10.244.0.0/16", blockSize: 26, ipipMode: "Always", natOutgoing: true } }] },
+  ...Object.fromEntries(Object.entries(CONFIG_MAPS).map(([key, cm]) => [`/api/v1/namespaces/${key.split("/")[0]}/configmaps/${key.split("/")[1]}`, cm])),
+};
+
+function startFakeApiserver(): Promise<{ server: Server; url: string }> {
+  const server = createHttpServer((req, res) => {
+    const body = req.method === "GET" ? API[new URL(req.url ?? "/", "http://x").pathname.replace(/\/$/, "")] : undefined;
+    res.setHeader("content-type", "application/json");
+    if (body === undefined) {
+      res.statusCode = 404;
+      res.end(JSON.stringify({ kind: "Status", apiVersion: "v1", status: "Failure", reason: "NotFound", code: 404 }));
+    } else {
+      res.end(JSON.stringify(body));
+    }
+  });
+  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve({ server, url: `http://127.0.0.1:${(server.address() as { port: number }).port}` })));
+}
+
+/** What a node's read step prints (base64 of the file), by the path its script reads. */
+function nodeFile(script: string): string | undefined {
+  const files: Array<[string, string]> = [
+    ["kube-controller-manager.yaml", path.join(MANIFESTS, "v1.29-single-cp-kube-controller-manager.yaml")],
+    ["kube-apiserver.yaml", path.join(MANIFESTS, "v1.29-single-cp-kube-apiserver.yaml")],
+    ["kubelet/config.yaml", KUBELET_CONFIG],
+  ];
+  const hit = files.find(([needle]) => script.includes(needle));
+  return hit ? readFileSync(hit[1]).toString("base64") : undefined;
+}
+
+describe("index.ts: the graph follows the plan (mocked engine, a stand-in apiserver for discovery)", function () {
+  this.timeout(180_000);
+  let fake: { server: Server; url: string };
+  let dir: string;
+  before(async () => {
+    fake = await startFakeApiserver();
+    dir = mkdtempSync(path.join(os.tmpdir(), "index-graph-"));
+  });
+  after(() => {
+    fake.server.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function graphFor(serviceCidr: { from: string; to: string }): Promise<MockGraph> {
+    const kubeconfig = path.join(dir, "admin.kubeconfig");
+    writeFileSync(kubeconfig, [
+      "apiVersion: v1",
+      "kind: Config",
+      `clusters: [{name: c, cluster: {server: '${fake.url}', insecure-skip-tls-verify: true}}]`,
+      "users: [{name: u, user: {token: t}}]",
+      "contexts: [{name: c, context: {cluster: c, user: u}}]",
+      "current-context: c",
+    ].join("\n"));
+    const values = { ...decryptedValues(), serviceCidr, kubeconfig };
+    return captureGraph(async () => {
+      pulumi.runtime.setAllConfig(asPulumiConfig(values), ["cidr-migration:ssh"]);
+      // eslint-disable-next-line @typescript-eslint/no-require-imports
+      const program = require("../../index") as () => Promise<unknown>;
+      await program();
+    }, {
+      preview: true,
+      readState: (type, id) => (type === "kubernetes:core/v1:ConfigMap" && CONFIG_MAPS[id] ? { metadata: CONFIG_MAPS[id].metadata, data: CONFIG_MAPS[id].data } : undefined),
+      outputs: ({ type, inputs }) => {
+        const stdout = type === "command:remote:Command" ? nodeFile(`${inputs.create ?? ""}${inputs.stdin ?? ""}`) : undefined;
+        return stdout === undefined ? {} : { stdout, stderr: "" };
+      },
+    });
+  }
+  const dnsComponents = (g: MockGraph) => g.resources.filter((r) => /DnsTemporaryService$|DnsFinalSwap$/.test(r.type)).map((r) => r.name);
+
+  it("a Service-range move declares the DNS stand-in and swap, and the kubernetes Service's re-create", async () => {
+    const g = await graphFor({ from: "10.96.0.0/16", to: "10.112.0.0/16" });
+    assert.deepEqual(dnsComponents(g), ["dns-temporary", "dns-final"]);
+    const services = g.named("services").inputs;
+    assert.deepEqual(services.kubernetesService, { fromIP: "10.96.0.1", toIP: "10.112.0.1" });
+    assert.deepEqual(Object.keys(services.moves), ["shop/web"]);
+  });
+
+  it("a Service-range expansion (issue 20, defect 2) declares no DNS stand-in or swap and no kubernetes re-create: nothing moves", async () => {
+    const g = await graphFor({ from: "10.96.0.0/16", to: "10.96.0.0/15" });
+    assert.deepEqual(dnsComponents(g), []);
+    const services = g.named("services").inputs;
+    assert.equal(services.kubernetesService, undefined);
+    assert.deepEqual(services.moves, {});
+    // the plan the graph hands to verify says the same: no Service or DNS step, kubernetes and DNS where they are
+    const plan = JSON.parse(g.named("verify").inputs.planJson as string) as Plan;
+    assert.deepEqual(plan.phases.filter((p) => p.name === "services" || p.name === "dns").map((p) => [p.name, p.steps.map((st) => st.id)]), [["services", []], ["dns", []]]);
+    assert.deepEqual(plan.kubernetesService, { oldClusterIP: "10.96.0.1", newClusterIP: "10.96.0.1" });
+    assert.equal(plan.services.find((sv) => sv.name === "kubernetes")!.action, "unchanged");
   });
 });

@@ -2,9 +2,12 @@ import * as assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
 import * as path from "node:path";
 import { validateConfig } from "../../lib/config";
+import { UserError } from "../../lib/errors";
 import { Inventory } from "../../lib/inventory";
-import { buildPlan } from "../../lib/plan";
+import { buildPlan, planAsFound } from "../../lib/plan";
+import { planInconsistencies } from "../../lib/planConsistency";
 import { Plan } from "../../lib/planModel";
+import { serviceMovesFromPlan } from "../../lib/serviceMove/planMoves";
 import { readStackFile } from "../../lib/stackFile";
 
 const FIXTURES = path.join(__dirname, "..", "fixtures", "plan");
@@ -175,11 +178,11 @@ describe("lib/plan buildPlan", () => {
     assert.deepEqual(plan.phases.find((p) => p.name === "cni")!.steps.map((s) => s.id), ["cni/flannel/net-conf", "cni/flannel/restart"]);
   });
 
-  it("warns about nodes missing from config, a missing DNS Service and LoadBalancers without consent", () => {
+  it("the plan as found (verify's) warns about nodes missing from config, a missing DNS Service and LoadBalancers without consent", () => {
     const inventory = smallInventory();
     inventory.services = inventory.services.filter((s) => s.name !== "kube-dns");
     inventory.nodes.push({ name: "worker-9", podCIDR: "10.244.9.0/24", internalIPs: ["192.168.10.29"], controlPlane: false, labels: {}, unschedulable: false });
-    const plan = buildPlan(
+    const plan = planAsFound(
       smallConfig((v) => ((v.services as Record<string, unknown>).allowLoadBalancerRecreate = false), inventory),
       inventory,
     );
@@ -188,5 +191,131 @@ describe("lib/plan buildPlan", () => {
     assert.ok(codes.includes("DNS_SERVICE_MISSING Service kube-system/kube-dns"), codes.join("\n"));
     assert.ok(codes.includes("LOADBALANCER_NEEDS_CONSENT Service shop/edge"), codes.join("\n"));
     assert.equal(plan.dns.newClusterIP, "10.112.0.10");
+  });
+});
+
+describe("lib/plan buildPlan refuses what the cluster contradicts or could not finish (issue 20)", () => {
+  const refusal = (fn: () => unknown): string => {
+    let message = "";
+    assert.throws(fn, (err: Error) => {
+      assert.ok(err instanceof UserError, `expected a UserError, got ${err}`);
+      assert.equal((err as UserError).exitCode, 2);
+      message = err.message;
+      return true;
+    });
+    return message;
+  };
+  const keys = (plan: Plan) => plan.services.map((s) => `${s.namespace}/${s.name}`);
+  const finalAddresses = (plan: Plan) => plan.services.map((s) => s.newClusterIP ?? (s.oldClusterIP && s.oldClusterIP !== "None" ? s.oldClusterIP : undefined)).filter((ip) => ip !== undefined);
+
+  it("1: a dns.service naming a missing Service is an error naming cidr-migration:dns.service and the likely Service; no two Services share an address", () => {
+    const inventory = smallInventory();
+    const config = smallConfig((v) => (v.dns = { service: "kube-system/coredns" }), inventory);
+    const message = refusal(() => buildPlan(config, inventory));
+    assert.equal(
+      message,
+      "cidr-migration:dns.service: Service kube-system/coredns does not exist in the cluster; set cidr-migration:dns.service to the cluster DNS Service as NAMESPACE/NAME, e.g. kube-system/kube-dns (it holds 10.96.0.10)",
+    );
+    // verify's plan of the same cluster: no DNS phase for a Service that does not exist, and one address per object
+    const asFound = planAsFound(config, inventory);
+    assert.deepEqual(asFound.phases.find((p) => p.name === "dns")!.steps, []);
+    assert.equal(new Set(finalAddresses(asFound)).size, finalAddresses(asFound).length);
+    assert.deepEqual(planInconsistencies(asFound), []);
+  });
+
+  it("1: a DNS Service without a ClusterIP is refused too", () => {
+    const inventory = smallInventory();
+    const config = smallConfig((v) => (v.dns = { service: "shop/db-headless" }), inventory);
+    assert.match(refusal(() => buildPlan(config, inventory)), /^cidr-migration:dns\.service: Service shop\/db-headless has no ClusterIP \(headless\); .*e\.g\. kube-system\/kube-dns/);
+  });
+
+  it("1: a re-run between the DNS stand-in and the final swap plans DNS onto the stand-in's IP, not around it", () => {
+    const inventory = smallInventory();
+    inventory.services.push({ namespace: "kube-system", name: "kube-dns-cidr-migration-temp", type: "ClusterIP", clusterIP: "10.112.0.10", hasSelector: true });
+    const plan = buildPlan(smallConfig(undefined, inventory), inventory);
+    assert.deepEqual(plan.dns, { namespace: "kube-system", name: "kube-dns", oldClusterIP: "10.96.0.10", newClusterIP: "10.112.0.10" });
+    assert.equal(plan.services.find((s) => s.name === "kube-dns-cidr-migration-temp")!.action, "unchanged");
+    // interrupted inside the final swap: the DNS Service deleted, its stand-in still there — a re-run must not be refused
+    inventory.services = inventory.services.filter((s) => s.name !== "kube-dns");
+    const resumed = buildPlan(smallConfig(undefined, inventory), inventory);
+    assert.equal(resumed.dns.newClusterIP, "10.112.0.10");
+    assert.deepEqual(resumed.phases.find((p) => p.name === "dns")!.steps, []);
+  });
+
+  it("2: a Service-range expansion moves nothing: no kubernetes re-create, no DNS stand-in or swap, and the graph's moves agree", () => {
+    // A cluster on 10.96.0.0/16 widened to 10.96.0.0/15: every Service, the kubernetes and DNS ones too, stays.
+    const inventory = smallInventory();
+    for (const s of inventory.services) {
+      if (s.clusterIP && s.clusterIP !== "None") s.clusterIP = s.clusterIP.replace(/^10\.\d+\./, "10.96.");
+    }
+    inventory.kubeadmConfig!.serviceSubnet = "10.96.0.0/16";
+    const config = smallConfig((v) => (v.serviceCidr = { from: "10.96.0.0/16", to: "10.96.0.0/15" }), inventory);
+    const plan = buildPlan(config, inventory);
+    assert.deepEqual(plan.services.filter((s) => s.action === "recreate").map((s) => s.name), []);
+    assert.deepEqual(plan.kubernetesService, { oldClusterIP: "10.96.0.1", newClusterIP: "10.96.0.1" });
+    assert.deepEqual(plan.dns, { namespace: "kube-system", name: "kube-dns", oldClusterIP: "10.96.0.10", newClusterIP: "10.96.0.10" });
+    const stepsOf = (name: string) => plan.phases.find((p) => p.name === name)!.steps;
+    assert.deepEqual(stepsOf("services"), []);
+    assert.deepEqual(stepsOf("dns"), []);
+    const steps = new Map(plan.phases.flatMap((p) => p.steps).map((s) => [s.id, s]));
+    // the phases still chain: cluster config after the control plane, kube-proxy after the nodes
+    assert.deepEqual(steps.get("cluster-config/kubeadm-config")!.dependsOn, ["control-plane/cp-3/apiserver-cert"]);
+    assert.deepEqual(steps.get("kube-proxy/config")!.dependsOn, ["nodes/enable-cidr-allocation/cp-3"]);
+    for (const s of steps.values()) for (const d of s.dependsOn) assert.ok(steps.has(d), `${s.id} depends on missing ${d}`);
+    assert.deepEqual(serviceMovesFromPlan(plan), { moves: {} });
+    assert.ok(keys(plan).includes("default/kubernetes"));
+  });
+
+  it("3: a configured cni that discovery contradicts is an error naming both", () => {
+    const inventory = smallInventory();
+    assert.equal(
+      refusal(() => buildPlan(smallConfig((v) => (v.cni = "flannel"), inventory), inventory)),
+      'cidr-migration:cni: is "flannel" but discovery finds Calico (IPPool default-ipv4-ippool 10.244.0.0/16), so the pod network would not be switched; set it to "calico" or "auto"',
+    );
+    assert.match(refusal(() => buildPlan(smallConfig((v) => (v.cni = "none"), inventory), inventory)), /^cidr-migration:cni: is "none" but discovery finds Calico/);
+    assert.equal(buildPlan(smallConfig((v) => (v.cni = "calico"), inventory), inventory).cni, "calico");
+  });
+
+  it("4: a serviceCidr.from that is not the cluster's range is refused, naming what says otherwise", () => {
+    const inventory = smallInventory();
+    const message = refusal(() => buildPlan(smallConfig((v) => (v.serviceCidr = { from: "10.200.0.0/16", to: "10.112.0.0/12" }), inventory), inventory));
+    assert.match(message, /^cidr-migration:serviceCidr\.from: 10\.200\.0\.0\/16 is not the cluster's Service range: Service default\/kubernetes holds 10\.96\.0\.1, not 10\.200\.0\.1; kubeadm-config networking\.serviceSubnet is 10\.96\.0\.0\/12; 6 of 6 Services lie outside/);
+    assert.equal(message.split("\n").length, 1);
+    // a live ServiceCIDR alone is witness enough
+    delete inventory.kubeadmConfig;
+    inventory.services = inventory.services.filter((s) => s.name !== "kubernetes");
+    inventory.serviceCidrs = [{ name: "kubernetes", cidrs: ["10.96.0.0/12"], terminating: false }];
+    assert.match(refusal(() => buildPlan(smallConfig((v) => (v.serviceCidr = { from: "10.200.0.0/16", to: "10.112.0.0/12" }), inventory), inventory)), /ServiceCIDR kubernetes is 10\.96\.0\.0\/12/);
+  });
+
+  it("4: part-way through, the new range is the cluster's too: a re-run is planned, not refused", () => {
+    const inventory = smallInventory();
+    inventory.services.find((s) => s.name === "kubernetes")!.clusterIP = "10.112.0.1";
+    inventory.kubeadmConfig!.serviceSubnet = "10.112.0.0/12";
+    inventory.serviceCidrs = [{ name: "kubernetes", cidrs: ["10.96.0.0/12"], terminating: true }, { name: "cidr-migration-new", cidrs: ["10.112.0.0/12"], terminating: false }];
+    const plan = buildPlan(smallConfig(undefined, inventory), inventory);
+    assert.deepEqual(plan.kubernetesService, { oldClusterIP: "10.112.0.1", newClusterIP: "10.112.0.1" });
+    assert.equal(plan.phases.find((p) => p.name === "services")!.steps.some((s) => s.id === "services/default/kubernetes"), false);
+  });
+
+  it("5: a cluster node missing from cidr-migration:nodes is refused, naming the node and what to add", () => {
+    const inventory = smallInventory();
+    const config = smallConfig((v) => (v.nodes = (v.nodes as Array<{ name: string }>).filter((n) => n.name !== "worker-3")), inventory);
+    assert.equal(
+      refusal(() => buildPlan(config, inventory)),
+      "cidr-migration:nodes: Node worker-3 is in the cluster but not listed, and its podCIDR 10.244.4.0/24 must move to 10.48.5.0/24; add { name: worker-3, host: 192.168.10.23, role: worker } (a node that cannot be rolled leaves the migration unfinishable)",
+    );
+  });
+
+  it("5: a worker that keeps its podCIDR (a pod-range expansion) may stay unlisted; a control-plane node may not", () => {
+    const inventory = smallInventory();
+    const expand = (drop: string) =>
+      smallConfig((v) => {
+        v.podCidr = { from: "10.244.0.0/16", to: "10.240.0.0/12", nodeMaskSize: 24 };
+        v.nodes = (v.nodes as Array<{ name: string }>).filter((n) => n.name !== drop);
+      }, inventory);
+    const plan = buildPlan(expand("worker-3"), inventory);
+    assert.ok(plan.warnings.some((w) => w.code === "NODE_NOT_IN_CONFIG" && w.object === "Node worker-3"));
+    assert.match(refusal(() => buildPlan(expand("cp-2"), inventory)), /^cidr-migration:nodes: Node cp-2 is in the cluster but not listed, and its control-plane manifests must change; add \{ name: cp-2, host: 192\.168\.10\.12, role: control-plane \}/);
   });
 });
