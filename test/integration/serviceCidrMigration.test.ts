@@ -23,7 +23,7 @@ import { serviceMovesFromPlan } from "../../lib/serviceMove/planMoves";
 import { closeServiceCidrs, openServiceCidrs, planServiceCidrSwitch } from "../../lib/serviceMove/serviceCidrs";
 import { runVerify } from "../../lib/verify";
 import { ProviderHost, registrationOf, startProviderHost, urnOf } from "../support/providerHost";
-import { APISERVER_FEATURE_GATES, servesServiceCidrs } from "../support/serviceRangePhase";
+import { APISERVER_FEATURE_GATES, serviceMoveConfig, servesServiceCidrs } from "../support/serviceRangePhase";
 import { minorNumber } from "../testbed/kubeVersion";
 import { runReadyPod } from "../support/serviceShapes";
 import { useTestCluster } from "../testbed/fixture";
@@ -59,19 +59,7 @@ if (require.main === module) {
 }
 
 function migrationConfig(): MigrationConfig {
-  return {
-    serviceCidr: { from: OLD_RANGE, to: NEW_RANGE },
-    podCidr: { from: "10.244.0.0/16", to: "10.48.0.0/16", nodeMaskSize: 24 },
-    cni: "none",
-    kubeconfig: {},
-    etcd: { endpoints: ["http://127.0.0.1:2379"] },
-    nodes: [{ name: "node-1", host: "127.0.0.1", role: "worker", port: 22, user: "root" }],
-    ssh: { user: "root" },
-    dns: { namespace: "kube-system", name: "kube-dns" },
-    nodeRollout: { strategy: "reregister", maxUnavailable: 1, drainTimeoutSeconds: 60 },
-    services: { parallelism: 4, allowLoadBalancerRecreate: false },
-    snapshot: { directory: "/unused", trigger: "t" },
-  };
+  return serviceMoveConfig(OLD_RANGE, NEW_RANGE);
 }
 
 function defineTests(): void {

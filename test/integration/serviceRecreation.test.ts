@@ -20,7 +20,7 @@ import {
   seedServiceShapes, simulateCloudServiceController, SLICE_CONTROLLER, sliceAddresses,
 } from "../support/serviceShapes";
 import { startTcpProxy } from "../support/tcpProxy";
-import { enterNewServiceRange } from "../support/serviceRangePhase";
+import { enterNewServiceRange, serviceMoveConfig } from "../support/serviceRangePhase";
 import { useTestCluster } from "../testbed/fixture";
 import { registerNode } from "../testbed/kubelet";
 
@@ -31,19 +31,7 @@ const DNS_POD_IP = "10.244.0.53";
 const JOURNAL_SELECTOR = "cidr-migration.io/journal=service-move";
 
 function migrationConfig(allowLoadBalancerRecreate: boolean): MigrationConfig {
-  return {
-    serviceCidr: { from: OLD_RANGE, to: NEW_RANGE },
-    podCidr: { from: "10.244.0.0/16", to: "10.48.0.0/16", nodeMaskSize: 24 },
-    cni: "none",
-    kubeconfig: {},
-    etcd: { endpoints: ["http://127.0.0.1:2379"] },
-    nodes: [{ name: "node-1", host: "127.0.0.1", role: "worker", port: 22, user: "root" }],
-    ssh: { user: "root" },
-    dns: { namespace: "kube-system", name: "kube-dns" },
-    nodeRollout: { strategy: "reregister", maxUnavailable: 1, drainTimeoutSeconds: 60 },
-    services: { parallelism: 4, allowLoadBalancerRecreate },
-    snapshot: { directory: "/unused", trigger: "t" },
-  };
+  return serviceMoveConfig(OLD_RANGE, NEW_RANGE, allowLoadBalancerRecreate);
 }
 
 function withoutProviderAndSecrets(props: Props): string {

@@ -3,6 +3,7 @@
 // service-cidr-open step (a ServiceCIDR for the new range, the old default retired), without which no Service can
 // be created at a planned address in the new range.
 import { KubeConfig } from "@kubernetes/client-node";
+import { MigrationConfig } from "../../lib/migrationConfig";
 import { kubeRest } from "../../lib/serviceMove/kubeRest";
 import { closeServiceCidrs, openServiceCidrs, planServiceCidrSwitch } from "../../lib/serviceMove/serviceCidrs";
 import { DUAL_WRITE_GATE } from "../../lib/preflight/capacityAndVersions";
@@ -43,4 +44,21 @@ export async function leaveOldServiceRange(cluster: TestCluster, from: string, t
     } finally {
         rest.close();
     }
+}
+
+/** The stack config of a Service-range move on a test bed with one registered node (node-1) and no CNI. */
+export function serviceMoveConfig(from: string, to: string, allowLoadBalancerRecreate = false): MigrationConfig {
+    return {
+        serviceCidr: { from, to },
+        podCidr: { from: "10.244.0.0/16", to: "10.48.0.0/16", nodeMaskSize: 24 },
+        cni: "none",
+        kubeconfig: {},
+        etcd: { endpoints: ["http://127.0.0.1:2379"] },
+        nodes: [{ name: "node-1", host: "127.0.0.1", role: "worker", port: 22, user: "root" }],
+        ssh: { user: "root" },
+        dns: { namespace: "kube-system", name: "kube-dns" },
+        nodeRollout: { strategy: "reregister", maxUnavailable: 1, drainTimeoutSeconds: 60 },
+        services: { parallelism: 4, allowLoadBalancerRecreate },
+        snapshot: { directory: "/unused", trigger: "t" },
+    };
 }
