@@ -7,16 +7,14 @@
 //
 // This file is also the child: run directly, it runs one step described by CIDR_MIGRATION_TEST_RUN.
 import { strict as assert } from "assert";
-import { spawn } from "child_process";
 import * as fs from "fs";
-import * as path from "path";
 import { KubeConfig } from "@kubernetes/client-node";
 import { ServiceCidrSwitch } from "../../dynamic-providers/serviceCidrSwitch";
 import { discoverInventory } from "../../lib/discovery";
 import { MigrationConfig } from "../../lib/migrationConfig";
 import { buildPlan } from "../../lib/plan";
 import { runServiceMoves } from "../../lib/serviceMover";
-import { FAULT_ENV, FaultPoint } from "../../lib/serviceMove/faultHook";
+import { FaultPoint } from "../../lib/serviceMove/faultHook";
 import { isKubeApiError, KubeObject, KubeRest, kubeRest, paths } from "../../lib/serviceMove/kubeRest";
 import { ServiceMoveRequest } from "../../lib/serviceMove/moveTypes";
 import { serviceMovesFromPlan } from "../../lib/serviceMove/planMoves";
@@ -26,13 +24,12 @@ import { ProviderHost, registrationOf, startProviderHost, urnOf } from "../suppo
 import { APISERVER_FEATURE_GATES, serviceMoveConfig, servesServiceCidrs } from "../support/serviceRangePhase";
 import { minorNumber } from "../testbed/kubeVersion";
 import { runReadyPod } from "../support/serviceShapes";
+import { RUN_ENV, runFaultChild } from "../support/faultChild";
 import { useTestCluster } from "../testbed/fixture";
 import { registerNode } from "../testbed/kubelet";
 
-const RUN_ENV = "CIDR_MIGRATION_TEST_RUN";
 const OLD_RANGE = "10.96.0.0/16";
 const NEW_RANGE = "10.100.0.0/16";
-const REPO = path.resolve(__dirname, "..", "..");
 const SERVICE_CIDRS = "/apis/networking.k8s.io/v1/servicecidrs";
 const IP_ADDRESSES = "/apis/networking.k8s.io/v1/ipaddresses";
 
@@ -71,21 +68,8 @@ function defineTests(): void {
     let kubeconfig: string;
     let served: boolean;
 
-    function runChild(step: ChildRun["step"], fault: string): Promise<{ code: number | null; signal: string | null; output: string }> {
-      return new Promise((resolve) => {
-        const child = spawn(process.execPath, ["-r", "ts-node/register/transpile-only", __filename], {
-          cwd: REPO, env: { ...process.env, [RUN_ENV]: JSON.stringify({ kubeconfigPath: cluster().kubeconfigPath, step }), [FAULT_ENV]: fault },
-          stdio: ["ignore", "pipe", "pipe"],
-        });
-        let output = "";
-        child.stdout.on("data", (d: Buffer) => { output += d.toString(); });
-        child.stderr.on("data", (d: Buffer) => { output += d.toString(); });
-        child.on("exit", (code, signal) => resolve({ code, signal, output }));
-      });
-    }
-
     async function killedAt(step: ChildRun["step"], point: FaultPoint): Promise<void> {
-      const run = await runChild(step, point);
+      const run = await runFaultChild(__filename, { kubeconfigPath: cluster().kubeconfigPath, step }, point);
       assert.equal(run.signal, "SIGKILL", `the ${step} step should have been cut at ${point}; it ended with code ${run.code}: ${run.output}`);
     }
 

@@ -7,13 +7,11 @@
 // This file is also the child: run directly (node -r ts-node/register ...), it performs one mover run described
 // by the CIDR_MIGRATION_TEST_RUN environment variable and prints its report.
 import { strict as assert } from "assert";
-import { spawn } from "child_process";
 import * as fs from "fs";
-import * as path from "path";
 import { KubeConfig } from "@kubernetes/client-node";
 import { ServiceRecreation } from "../../dynamic-providers/serviceRecreation";
 import { runServiceMoves } from "../../lib/serviceMover";
-import { FAULT_ENV, FaultPoint } from "../../lib/serviceMove/faultHook";
+import { FaultPoint } from "../../lib/serviceMove/faultHook";
 import { entriesFromSecret } from "../../lib/serviceMove/journal";
 import { KubeObject, KubeRest, kubeRest, paths } from "../../lib/serviceMove/kubeRest";
 import { MoverOptions, ServiceMoveSpec } from "../../lib/serviceMove/moveTypes";
@@ -23,10 +21,10 @@ import {
   simulateCloudServiceController, SLICE_CONTROLLER, sliceAddresses,
 } from "../support/serviceShapes";
 import { enterNewServiceRange } from "../support/serviceRangePhase";
+import { ChildEnd, RUN_ENV, runFaultChild } from "../support/faultChild";
 import { useTestCluster } from "../testbed/fixture";
 import { registerNode } from "../testbed/kubelet";
 
-const RUN_ENV = "CIDR_MIGRATION_TEST_RUN";
 
 interface ChildRun {
   kubeconfigPath: string;
@@ -54,7 +52,6 @@ if (require.main === module) {
 function defineTests(): void {
   const OLD_RANGE = "10.96.0.0/16";
   const NEW_RANGE = "10.100.0.0/16";
-  const REPO = path.resolve(__dirname, "..", "..");
 
   /** Each point with the Service whose move is cut there (one that passes it). */
   const BULK_POINTS: Array<[FaultPoint, string]> = [
@@ -92,17 +89,9 @@ function defineTests(): void {
     }
 
     /** Runs the mover in a child process with the fault armed; resolves with how the child ended. */
-    function crashRun(spec: ServiceMoveSpec, fault: string, options: Partial<MoverOptions> = {}): Promise<{ signal: NodeJS.Signals | null; code: number | null; output: string }> {
+    function crashRun(spec: ServiceMoveSpec, fault: string, options: Partial<MoverOptions> = {}): Promise<ChildEnd> {
       const run: ChildRun = { kubeconfigPath: cluster().kubeconfigPath, spec, options: { parallelism: 4, allowLoadBalancerRecreate: true, serviceCidr: NEW_RANGE, ...options } };
-      return new Promise((resolve) => {
-        const child = spawn(process.execPath, ["-r", "ts-node/register/transpile-only", __filename], {
-          cwd: REPO, env: { ...process.env, [RUN_ENV]: JSON.stringify(run), [FAULT_ENV]: fault }, stdio: ["ignore", "pipe", "pipe"],
-        });
-        let output = "";
-        child.stdout.on("data", (d: Buffer) => { output += d.toString(); });
-        child.stderr.on("data", (d: Buffer) => { output += d.toString(); });
-        child.on("exit", (code, signal) => resolve({ code, signal, output }));
-      });
+      return runFaultChild(__filename, run, fault);
     }
 
     /** The re-run: what the next `pulumi up` does, Check then Create through the SDK host with the serialized provider. */
