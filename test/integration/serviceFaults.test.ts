@@ -114,7 +114,8 @@ function defineTests(): void {
       }
       for (const [k, point] of DNS_POINTS.entries()) {
         const namespace = namespaceFor(point);
-        const oldIp = `10.96.${230 + k}.10`;
+        // in the static band, like the seeds' pinned IPs: no dynamically allocated ClusterIP can take it first
+        const oldIp = `10.96.0.${100 + k}`;
         await rest.create("/api/v1/namespaces", { metadata: { name: namespace } });
         await rest.create(paths.services(namespace), {
           metadata: { name: "resolver", labels: { "k8s-app": "resolver" }, annotations: { "prometheus.io/port": "9153" } },

@@ -91,13 +91,15 @@ export async function seedServiceShapes(rest: KubeRest, namespace: string, opts:
   const alertmanager = asCreate(alertmanagerDump, namespace);
   (alertmanager.spec as Record<string, unknown>).sessionAffinityConfig = { clientIP: { timeoutSeconds: 3600 } };
 
-  const pinnedIp = `${opts.oldPrefix}.${200 + i}.10`;
+  // Pinned IPs sit in the range's static band (the first 256 addresses of a /16): the apiserver hands out dynamic
+  // ClusterIPs from above it first, so a Service created without an IP never takes one of these by chance.
+  const pinnedIp = `${opts.oldPrefix}.0.${20 + 2 * i}`;
   const [dnsDump] = fixture("kube-dns-svc-dump-pinned-10.96.0.10.yaml");
   const pinned = asCreate(dnsDump, namespace, "pinned");
   (pinned.spec as Record<string, unknown>).clusterIP = pinnedIp;
   (pinned.spec as Record<string, unknown>).selector = { "k8s-app": "pinned" };
 
-  const lastAppliedIp = `${opts.oldPrefix}.${200 + i}.11`;
+  const lastAppliedIp = `${opts.oldPrefix}.0.${21 + 2 * i}`;
   const manifest = { apiVersion: "v1", kind: "Service", metadata: { name: "applied", namespace }, spec: { clusterIP: lastAppliedIp, ports: [{ port: 8080, targetPort: "http" }], selector: { app: "applied" } } };
   const lastApplied = JSON.stringify(manifest) + "\n";
   const applied: KubeObject = {
