@@ -126,7 +126,15 @@ export async function seedServiceShapes(rest: KubeRest, namespace: string, opts:
     spec: { selector: { app: "owned" }, ports: [{ port: 9000 }] },
   };
 
-  const services = [web, nodeport, lb, alertmanager, pinned, applied, externalIps, asCreate(selectorlessDump, namespace), owned, asCreate(headlessDump, namespace), asCreate(externalNameDump, namespace)];
+  // A selector-less Service whose addresses live only in hand-made EndpointSlices (no Endpoints, no owner): the
+  // shape the Kubernetes docs' "Services without selectors" section gives now that Endpoints are deprecated (1.33).
+  const slicesOnly: KubeObject = {
+    apiVersion: "v1", kind: "Service",
+    metadata: { name: "slices-only", namespace },
+    spec: { ports: [{ name: "http", protocol: "TCP", port: 80, targetPort: 9376 }] },
+  };
+
+  const services = [web, nodeport, lb, alertmanager, pinned, applied, externalIps, asCreate(selectorlessDump, namespace), slicesOnly, owned, asCreate(headlessDump, namespace), asCreate(externalNameDump, namespace)];
   const created = await Promise.all(services.map(create));
   const byName = new Map(created.map((s) => [s.metadata!.name!, s]));
   await rest.create(paths.endpointsList(namespace), { ...asEndpoints(endpointsDump), metadata: { ...endpointsDump.metadata, namespace, labels: { source: "hand-made" }, annotations: { "example.com/why": "database outside the cluster" } } });
@@ -140,6 +148,7 @@ export async function seedServiceShapes(rest: KubeRest, namespace: string, opts:
     metadata: { name: "web-extra", labels: { "kubernetes.io/service-name": "web", "endpointslice.kubernetes.io/managed-by": "operator.example.com" }, ownerReferences: [webRef] },
     addressType: "IPv4", endpoints: [{ addresses: ["192.168.50.5"], conditions: { ready: true } }], ports: [{ name: "service", port: 3000, protocol: "TCP" }],
   });
+  await rest.create(`/apis/discovery.k8s.io/v1/namespaces/${namespace}/endpointslices`, HAND_MADE_SLICE);
   if (opts.readyPodOnNode) await runReadyPod(rest, namespace, "web-1", { app: "web" }, opts.readyPodOnNode, `10.244.${100 + i}.5`);
 
   const moving: Record<string, string> = {};
@@ -162,6 +171,25 @@ export async function seedServiceShapes(rest: KubeRest, namespace: string, opts:
       };
     },
   };
+}
+
+/** The docs' example EndpointSlice for a Service without a selector, managed by people, not by a controller. */
+const HAND_MADE_SLICE: KubeObject = {
+  apiVersion: "discovery.k8s.io/v1", kind: "EndpointSlice",
+  metadata: { name: "slices-only-1", labels: { "kubernetes.io/service-name": "slices-only", "endpointslice.kubernetes.io/managed-by": "cluster-admins" } },
+  addressType: "IPv4",
+  ports: [{ name: "http", appProtocol: "http", protocol: "TCP", port: 9376 }],
+  endpoints: [{ addresses: ["10.4.5.6"] }, { addresses: ["10.1.2.3"] }],
+};
+
+/**
+ * The selector-less Services' slices have settled: the mirroring controller keeps exactly one mirror of the
+ * hand-made Endpoints (no duplicate left from the old Service), and mirrors nothing for the slices-only Service.
+ */
+export function selectorlessSlicesSettled(state: NamespaceState): boolean {
+  const mirrors = (service: string) => state.endpointSlices.filter((s) => s.metadata?.labels?.["kubernetes.io/service-name"] === service && s.metadata?.labels?.["endpointslice.kubernetes.io/managed-by"] === MIRRORING_CONTROLLER);
+  return mirrors("external-ip-database").length === 1 && sliceAddresses(state, "external-ip-database", MIRRORING_CONTROLLER).includes("192.168.0.1")
+    && mirrors("slices-only").length === 0;
 }
 
 function asEndpoints(dump: KubeObject): KubeObject {
@@ -271,6 +299,17 @@ export function assertNamespaceIntact(seed: SeededShapes, before: NamespaceState
   assert.equal(extra.metadata?.uid, extraBefore.metadata?.uid, "web-extra was never deleted");
   assert.deepEqual(extra.endpoints, extraBefore.endpoints);
   assert.deepEqual(extra.metadata?.ownerReferences, [{ apiVersion: "v1", kind: "Service", name: "web", uid: webUid }]);
+  // the selector-less Service's hand-made EndpointSlice: never deleted, unchanged, still nobody's; and the
+  // mirroring controller keeps one mirror of the hand-made Endpoints, owned by the Endpoints now there
+  const sliceBefore = before.endpointSlices.find((s) => s.metadata?.name === "slices-only-1")!;
+  const sliceAfter = after.endpointSlices.find((s) => s.metadata?.name === "slices-only-1");
+  assert.ok(sliceAfter, `${ns}: the hand-made EndpointSlice of slices-only survived`);
+  assert.equal(sliceAfter.metadata?.uid, sliceBefore.metadata?.uid, "slices-only-1 was never deleted");
+  assert.equal(sliceAfter.metadata?.resourceVersion, sliceBefore.metadata?.resourceVersion, "slices-only-1 was not written");
+  assert.deepEqual([sliceAfter.endpoints, sliceAfter.ports, sliceAfter.metadata?.labels], [sliceBefore.endpoints, sliceBefore.ports, sliceBefore.metadata?.labels]);
+  const mirrors = after.endpointSlices.filter((s) => s.metadata?.labels?.["endpointslice.kubernetes.io/managed-by"] === MIRRORING_CONTROLLER);
+  assert.deepEqual(mirrors.map((s) => s.metadata?.labels?.["kubernetes.io/service-name"]), ["external-ip-database"], `${ns}: one mirrored slice, of the hand-made Endpoints only`);
+  assert.equal(mirrors[0].metadata?.ownerReferences?.[0]?.uid, restored.metadata?.uid, "the mirror belongs to the Endpoints now there");
   // the Service owned by a ConfigMap keeps its owner, and the owner is untouched
   assert.equal(after.configMaps.get("owner")?.metadata?.uid, before.configMaps.get("owner")?.metadata?.uid);
 }
