@@ -1,5 +1,5 @@
-import { nthAddress, nthSubnet } from "../lib/cidr";
-import { Inventory } from "../lib/inventory";
+import { nthAddress, nthSubnet } from "../lib/net/cidr";
+import { Inventory } from "../lib/plan/inventory";
 
 /** A synthetic cluster for benchmarks: `nodes` nodes (3 control-plane) and `services` Services in the old ranges. */
 

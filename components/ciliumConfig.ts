@@ -1,5 +1,5 @@
 /**
- * CiliumConfig: Cilium's pod range, changed as Cilium documents it (see lib/ciliumPool for the reasoning).
+ * CiliumConfig: Cilium's pod range, changed as Cilium documents it (see lib/podNetwork/ciliumPool for the reasoning).
  *
  * - `<name>-live`: a read of kube-system/cilium-config (ConfigMap.get).
  * - `<name>-config`: a ConfigMapPatch of `cluster-pool-ipv4-cidr` only, in cluster-pool mode: the new range first,
@@ -15,8 +15,8 @@
  */
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { planCiliumPool } from "../lib/ciliumPool";
-import { checkRunId } from "../lib/nodeBackupDir";
+import { planCiliumPool } from "../lib/podNetwork/ciliumPool";
+import { checkRunId } from "../lib/controlPlane/nodeBackupDir";
 import { checkCidr } from "./controlPlane";
 import { patchMetadata, restartTemplate } from "./systemObjectPatch";
 import { withParentDependsOn } from "./parentDependsOn";

@@ -12,7 +12,7 @@
  *    stand-in's delete being accepted and the create being accepted. The stand-in's EndpointSlices and Endpoints
  *    are copied to the new Service at once (lib/serviceMove/endpointBridge.ts), so lookups do not wait for the
  *    endpointslice controller (0.7 s idle, far longer when busy); the copies go once the controller's own slices
- *    exist. A crash anywhere in between is finished by a re-run from the journal (see lib/serviceMover.ts).
+ *    exist. A crash anywhere in between is finished by a re-run from the journal (see lib/serviceMove/serviceMover.ts).
  *
  * Two components, not one: the node rollout sits between the halves, and the first half must exist before the
  * kubelet-config patch that the rollout depends on. Both halves are ServiceRecreation resources, so preview shows

@@ -3,17 +3,17 @@
  *
  * - `<name>-live`: a read of the kube-flannel-cfg ConfigMap (ConfigMap.get).
  * - `<name>-config`: a ConfigMapPatch of data["net-conf.json"] only: the live JSON with Network changed, every
- *   other byte kept (lib/flannelNetConf); server-side apply, patchForce, retainOnDelete.
+ *   other byte kept (lib/podNetwork/flannelNetConf); server-side apply, patchForce, retainOnDelete.
  * - `<name>-restart`: a DaemonSetPatch bumping the pod template's restartedAt annotation to the run id, after the
  *   ConfigMap patch (flanneld reads net-conf.json only at start; with --kube-subnet-mgr each node's lease is its
  *   Node.spec.podCIDR, which the node rollout moves).
- * Per-node cleanup (cni0, flannel.1, subnet.env) belongs to the node rollout (lib/scripts/cleanupCni).
+ * Per-node cleanup (cni0, flannel.1, subnet.env) belongs to the node rollout (lib/remote/scripts/cleanupCni).
  * Namespace: kube-flannel for current manifests (default), kube-system for older installs.
  */
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { FLANNEL_NET_CONF_KEY, setFlannelNetwork } from "../lib/flannelNetConf";
-import { checkRunId } from "../lib/nodeBackupDir";
+import { FLANNEL_NET_CONF_KEY, setFlannelNetwork } from "../lib/podNetwork/flannelNetConf";
+import { checkRunId } from "../lib/controlPlane/nodeBackupDir";
 import { checkCidr } from "./controlPlane";
 import { liveConfigMapKey, patchMetadata, restartTemplate } from "./systemObjectPatch";
 import { withParentDependsOn } from "./parentDependsOn";

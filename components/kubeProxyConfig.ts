@@ -7,7 +7,7 @@
  *   computed from what the cluster holds when `pulumi up` runs, and a re-run computes the same text (idempotent).
  * - `<name>-config`: a ConfigMapPatch (server-side apply, `pulumi.com/patchForce`, retainOnDelete) whose only
  *   field is data["config.conf"]: the live text with clusterCIDR changed and every other byte kept
- *   (lib/kubeProxyConfigEdit). Other keys (kubeconfig.conf) are not part of the patch, so they stay untouched.
+ *   (lib/podNetwork/kubeProxyConfigEdit). Other keys (kubeconfig.conf) are not part of the patch, so they stay untouched.
  * - `<name>-restart`: a DaemonSetPatch that sets the pod template's `kubectl.kubernetes.io/restartedAt` to the run
  *   id (what `kubectl rollout restart` does), after the ConfigMap patch. The kubernetes provider awaits the
  *   DaemonSet's rollout where it supports DaemonSet readiness (its Deployment patches always await); the
@@ -16,8 +16,8 @@
  */
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { KUBE_PROXY_CONFIG_KEY, setKubeProxyClusterCidr } from "../lib/kubeProxyConfigEdit";
-import { checkRunId } from "../lib/nodeBackupDir";
+import { KUBE_PROXY_CONFIG_KEY, setKubeProxyClusterCidr } from "../lib/podNetwork/kubeProxyConfigEdit";
+import { checkRunId } from "../lib/controlPlane/nodeBackupDir";
 import { checkCidr } from "./controlPlane";
 import { liveConfigMapKey, patchMetadata, restartTemplate } from "./systemObjectPatch";
 import { withParentDependsOn } from "./parentDependsOn";

@@ -79,7 +79,7 @@ async function listAll(api: CustomObjectsApi, plural: string): Promise<CalicoObj
 }
 
 /**
- * One line for a failed API call. Not lib/kubeClient's describeKubeError: this code is serialized by value into
+ * One line for a failed API call. Not lib/config/kubeClient's describeKubeError: this code is serialized by value into
  * the state, and that module keeps a Set, which closure serialization cannot carry.
  */
 function kubeFailure(err: unknown, action: string, server: string | undefined): Error {

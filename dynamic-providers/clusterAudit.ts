@@ -1,10 +1,10 @@
 import * as pulumi from "@pulumi/pulumi";
-import { FindingReport, summarize } from "../lib/findings";
-import { loadKubeConfig } from "../lib/kubeClient";
-import { MigrationConfig } from "../lib/migrationConfig";
-import { Plan } from "../lib/planModel";
+import { FindingReport, summarize } from "../lib/report/findings";
+import { loadKubeConfig } from "../lib/config/kubeClient";
+import { MigrationConfig } from "../lib/config/migrationConfig";
+import { Plan } from "../lib/plan/planModel";
 import { runPreflight } from "../lib/preflight";
-import { Sensitive } from "../lib/sensitive";
+import { Sensitive } from "../lib/config/sensitive";
 import { runVerify } from "../lib/verify";
 
 /**

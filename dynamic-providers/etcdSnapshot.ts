@@ -4,9 +4,9 @@ import { ICallable, ISnapshotResponse, KVClient, MaintenanceClient } from "etcd3
 import * as fs from "fs";
 import * as path from "path";
 import { Readable } from "stream";
-import { writeSnapshotAtomically } from "../lib/etcdSnapshotFile";
-import { AUTO_SNAPSHOT_TOOL, runSnapshotTool } from "../lib/etcdSnapshotTool";
-import { etcdctlRestoreArgs } from "../lib/restoreRunbook";
+import { writeSnapshotAtomically } from "../lib/controlPlane/etcdSnapshotFile";
+import { AUTO_SNAPSHOT_TOOL, runSnapshotTool } from "../lib/controlPlane/etcdSnapshotTool";
+import { etcdctlRestoreArgs } from "../lib/controlPlane/restoreRunbook";
 
 /**
  * An etcd snapshot taken before anything in the migration changes, and proven to restore.

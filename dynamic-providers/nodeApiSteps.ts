@@ -1,11 +1,11 @@
 import * as pulumi from "@pulumi/pulumi";
 import { ApisApi, CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions, V1Node, V1Pod } from "@kubernetes/client-node";
-import { describeKubeError, isNotFound } from "../lib/kubeClient";
+import { describeKubeError, isNotFound } from "../lib/config/kubeClient";
 import {
   BACKUP_LABELS, BACKUP_NAMESPACE, BACKUP_RECORD_VERSION, BackupPhase, NodeBackupRecord, PHASE_DATA_KEY, backupConfigMapName, decodeBackup, encodeBackup, laterPhase,
 } from "../lib/nodeMove/backupRecord";
 import { calicoObjectsToRelease } from "../lib/nodeMove/calicoIpam";
-import { normalizeCidr } from "../lib/cidr";
+import { normalizeCidr } from "../lib/net/cidr";
 import { PdbLike, PodLike, UnmanagedPodPolicy, pdbsBlocking, planDrain, podKey } from "../lib/nodeMove/drainDecision";
 import { describeDifferences, metadataDifferences, metadataMergePatch, metadataOf, restoredMetadata } from "../lib/nodeMove/nodeMetadata";
 import { isReady, podCidrAction, podsBack, registrationState, staleDaemonSetPods } from "../lib/nodeMove/rejoinChecks";

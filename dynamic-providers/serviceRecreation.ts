@@ -1,8 +1,8 @@
 import * as pulumi from "@pulumi/pulumi";
 import { createHash } from "crypto";
 import { KubeConfig } from "@kubernetes/client-node";
-import { runServiceMoves } from "../lib/serviceMover";
-import { cidrContains, isCidr, isIpAddress } from "../lib/cidr";
+import { runServiceMoves } from "../lib/serviceMove/serviceMover";
+import { cidrContains, isCidr, isIpAddress } from "../lib/net/cidr";
 import { DEFAULT_JOURNAL_NAMESPACE } from "../lib/serviceMove/journal";
 import {
   KubernetesServiceRequest, KubernetesServiceResult, MoveResult, ServiceMoveRequest, ServiceRef, StandInRequest,
@@ -10,7 +10,7 @@ import {
 
 /**
  * Service moves into the new range as a dynamic resource: journaled, parallel up to a bound, idempotent.
- * The work itself is lib/serviceMover.ts; this file is the Pulumi face of it.
+ * The work itself is lib/serviceMove/serviceMover.ts; this file is the Pulumi face of it.
  *
  * Granularity: one resource for a whole set of moves (the bulk phase; the DNS stand-in and the final DNS swap
  * are two more, see components/dnsContinuity.ts), not one resource per Service, because:

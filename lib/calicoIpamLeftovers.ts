@@ -4,8 +4,8 @@
  *
  * API: `ipamLeftovers(poolCidr, blocks, affinities)` → `{ blocks, affinities }`, the objects whose CIDR overlaps
  * the pool. A CIDR that cannot be read counts as overlapping (fail closed).
- * The range math uses ip-address directly instead of lib/cidr: this module runs inside the CalicoPoolRemoval
- * dynamic provider, whose code Pulumi serializes by value, and lib/cidr's parse cache (a Map) cannot be serialized.
+ * The range math uses ip-address directly instead of lib/net/cidr: this module runs inside the CalicoPoolRemoval
+ * dynamic provider, whose code Pulumi serializes by value, and lib/net/cidr's parse cache (a Map) cannot be serialized.
  */
 import { Address4, Address6 } from "ip-address";
 

@@ -1,4 +1,4 @@
-import { UserError } from "../errors";
+import { UserError } from "../config/errors";
 
 /**
  * The document `pulumi preview --json` prints: the engine's PreviewDigest (pulumi/pulumi `sdk/go/common/display`

@@ -1,4 +1,4 @@
-import { Plan, ServiceMove } from "../planModel";
+import { Plan, ServiceMove } from "../plan/planModel";
 import { GateReason } from "./gateReason";
 import { isDynamicType } from "./ownership";
 import { PreviewStep } from "./previewDigest";

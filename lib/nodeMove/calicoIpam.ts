@@ -8,7 +8,7 @@
  * every other node's, stay. Handles that pointed into the released blocks are left to Calico's own IPAM garbage
  * collection (kube-controllers), which removes handles whose allocations are gone.
  */
-import { cidrContains } from "../cidr";
+import { cidrContains } from "../net/cidr";
 
 export interface IpamBlockLike {
   metadata?: { name?: string };

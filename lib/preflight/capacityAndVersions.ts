@@ -1,5 +1,5 @@
-import { cidrContains, cidrSize, familyOf, isIpAddress, normalizeCidr, parseCidr, subnetCount } from "../cidr";
-import { Finding } from "../findings";
+import { cidrContains, cidrSize, familyOf, isIpAddress, normalizeCidr, parseCidr, subnetCount } from "../net/cidr";
+import { Finding } from "../report/findings";
 import { PreflightInput } from "./checkInput";
 import { ControlPlaneComponent, ControlPlanePod, controlPlanePods } from "./controlPlanePods";
 

@@ -1,4 +1,4 @@
-import { Plan } from "../planModel";
+import { Plan } from "../plan/planModel";
 
 /**
  * The Plan's Service moves in the shape the Service resources take: the bulk moves (every re-created Service

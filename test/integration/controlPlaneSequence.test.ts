@@ -11,7 +11,7 @@
  */
 import { strict as assert } from "assert";
 import { CoreV1Api, PatchStrategy, setHeaderOptions } from "@kubernetes/client-node";
-import { cidrContains, nthSubnet } from "../../lib/cidr";
+import { cidrContains, nthSubnet } from "../../lib/net/cidr";
 import { useTestCluster } from "../testbed/fixture";
 import { registerNode, reregisterNode, waitForPodCIDR } from "../testbed/kubelet";
 
