@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import { CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
-import { IpamObject, ipamLeftovers } from "../lib/calicoIpamLeftovers";
+import { IpamObject, ipamLeftovers } from "../lib/nodeMove/calicoIpam";
 
 /**
  * Deletes the old Calico IPPool, but only once the cluster proves nothing uses it: no IPAMBlock and no

@@ -12,7 +12,7 @@
  *   blockSize 26 / 122, ipipMode and vxlanMode Never, natOutgoing false, nodeSelector "all()"), `disabled: false`.
  * - `defaultNewPoolName(cidr)` → e.g. "cidr-migration-10-48-0-0-16" (a DNS-1123 name derived from the range).
  * - `disabledPoolPatch(name)` → the server-side-apply body that only sets `spec.disabled: true`.
- * The check that no IPAM block or affinity is left in the old pool is lib/calicoIpamLeftovers.
+ * The check that no IPAM block or affinity is left in the old pool is lib/nodeMove/calicoIpam (ipamLeftovers).
  * Errors are UserError naming the pool and the field.
  */
 import { normalizeCidr, parseCidr } from "../net/cidr";

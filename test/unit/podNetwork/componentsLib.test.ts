@@ -9,7 +9,7 @@ import { strict as assert } from "assert";
 import * as fs from "fs";
 import * as path from "path";
 import { parse, parseAllDocuments } from "yaml";
-import { ipamLeftovers } from "../../../lib/calicoIpamLeftovers";
+import { ipamLeftovers } from "../../../lib/nodeMove/calicoIpam";
 import { defaultNewPoolName, disabledPoolPatch, newPoolManifest } from "../../../lib/podNetwork/calicoPool";
 import { planCiliumPool } from "../../../lib/podNetwork/ciliumPool";
 import { UserError } from "../../../lib/config/errors";
