@@ -7,8 +7,8 @@ import {
   familyOf,
   isIpAddress,
   parseCidr,
-  subnetCount,
 } from "../net/cidr";
+import { subnetCount } from "../net/nodeSubnets";
 import { ConfigError, ConfigProblem } from "./errors";
 import { Inventory } from "../plan/inventory";
 import { Cni, MigrationConfig, NodeRole, NodeTarget, RolloutStrategy } from "./migrationConfig";

@@ -1,6 +1,7 @@
 /**
- * Pure CIDR math for the migration: parsing and normalizing ranges, containment, the conventional Service IPs,
- * node subnet splitting, and the deterministic old-range -> new-range address mapping.
+ * Pure CIDR math for the migration: parsing and normalizing ranges and addresses, containment, offsets and the
+ * conventional Service IPs. Node subnets (nodeSubnets.ts) and the old-range -> new-range address mapping
+ * (addressMapper.ts) build on it.
  *
  * Parsing is done by `ip-address`; all arithmetic is on BigInt so IPv6 needs no special cases. Error messages are
  * one line and name the bad value; callers prefix the config key or object they came from.
@@ -32,7 +33,7 @@ export interface ParsedCidr {
   size: bigint;
 }
 
-interface ParsedIp {
+export interface ParsedIp {
   family: IpFamily;
   bits: 32 | 128;
   value: bigint;
@@ -42,7 +43,7 @@ const EXAMPLE_CIDR = "10.96.0.0/12";
 // Decimal without leading zeros, so "/012" or "/ 12" are not silently read as something else.
 const PREFIX_DIGITS = /^(0|[1-9][0-9]{0,2})$/;
 
-function quote(text: unknown): string {
+export function quote(text: unknown): string {
   return JSON.stringify(typeof text === "string" ? text : String(text));
 }
 
@@ -98,18 +99,18 @@ function tryParseIp(text: unknown): ParsedIp | undefined {
   }
 }
 
-function parseIp(text: string): ParsedIp {
+export function parseIp(text: string): ParsedIp {
   const ip = tryParseIp(text);
   if (!ip) throw new CidrError(`${quote(text)} is not an IPv4 or IPv6 address (e.g. 10.96.0.10 or fd00:10:96::a)`, "unparsable");
   return ip;
 }
 
 /** Formats an integer as an address: IPv4 dotted quad, IPv6 compressed lowercase (RFC 5952, via ip-address). */
-function formatIp(family: IpFamily, value: bigint): string {
+export function formatIp(family: IpFamily, value: bigint): string {
   return family === "IPv4" ? formatIPv4(Number(value)) : Address6.fromBigInt(value).correctForm();
 }
 
-function formatIPv4(value: number): string {
+export function formatIPv4(value: number): string {
   return `${(value >>> 24) & 255}.${(value >>> 16) & 255}.${(value >>> 8) & 255}.${value & 255}`;
 }
 
@@ -240,7 +241,7 @@ export function cidrSize(cidr: string): bigint {
   return parseCidr(cidr).size;
 }
 
-function toIndex(n: bigint | number, what: string): bigint {
+export function toIndex(n: bigint | number, what: string): bigint {
   if (typeof n === "bigint") return n;
   if (!Number.isSafeInteger(n)) throw new CidrError(`${what} ${n} is not a whole number`, "out-of-range");
   return BigInt(n);
@@ -276,7 +277,7 @@ function isAllocatableOffset(range: ParsedCidr, offset: bigint): boolean {
   return range.family === "IPv6" || offset !== range.size - 1n;
 }
 
-function allocatableCount(range: ParsedCidr): bigint {
+export function allocatableCount(range: ParsedCidr): bigint {
   const excluded = range.family === "IPv4" ? 2n : 1n;
   return range.size > excluded ? range.size - excluded : 0n;
 }
@@ -300,369 +301,4 @@ export function kubernetesServiceIP(serviceCidr: string): string {
 /** kubeadm's default cluster DNS IP: the tenth address after the network address. */
 export function dnsServiceIP(serviceCidr: string): string {
   return conventionalServiceIP(serviceCidr, 10n, "cluster DNS Service IP");
-}
-
-interface NodeSplit {
-  pod: ParsedCidr;
-  mask: number;
-  count: bigint;
-  subnetSize: bigint;
-}
-
-function splitForNodes(podCidr: string, nodeMaskSize: number): NodeSplit {
-  const pod = parseCidr(podCidr);
-  if (!Number.isInteger(nodeMaskSize) || nodeMaskSize < pod.prefix || nodeMaskSize > pod.bits) {
-    throw new CidrError(
-      `node mask size ${nodeMaskSize} does not fit pod range ${pod.cidr}: it must be a whole number from ${pod.prefix} to ${pod.bits}`,
-      "out-of-range",
-    );
-  }
-  return {
-    pod,
-    mask: nodeMaskSize,
-    count: 1n << BigInt(nodeMaskSize - pod.prefix),
-    subnetSize: 1n << BigInt(pod.bits - nodeMaskSize),
-  };
-}
-
-function subnetText(split: NodeSplit, index: bigint): string {
-  return `${formatIp(split.pod.family, split.pod.network + index * split.subnetSize)}/${split.mask}`;
-}
-
-/** How many /nodeMaskSize node subnets the pod range holds. */
-export function subnetCount(podCidr: string, nodeMaskSize: number): bigint {
-  return splitForNodes(podCidr, nodeMaskSize).count;
-}
-
-export function nthSubnet(podCidr: string, nodeMaskSize: number, n: bigint | number): string {
-  const split = splitForNodes(podCidr, nodeMaskSize);
-  const index = toIndex(n, "subnet index");
-  if (index < 0n || index >= split.count) {
-    throw new CidrError(
-      `subnet index ${index} is outside ${split.pod.cidr}, which holds ${split.count} subnets of /${split.mask} (0 to ${split.count - 1n})`,
-      "out-of-range",
-    );
-  }
-  return subnetText(split, index);
-}
-
-function hexDigitValue(charCode: number): number {
-  if (charCode >= 48 && charCode <= 57) return charCode - 48; // 0-9
-  if (charCode >= 97 && charCode <= 102) return charCode - 87; // a-f
-  if (charCode >= 65 && charCode <= 70) return charCode - 55; // A-F
-  return -1;
-}
-
-/**
- * Fast path for plain hex IPv6 text (groups of 1-4 hex digits, at most one "::" standing for at least one group; no
- * dotted tail, no zone) into its eight 16-bit groups. A subset of what ip-address accepts, with the same meaning;
- * anything else goes to ip-address. Only the mapper uses it: Address6's parser costs several µs per call.
- */
-function parseIPv6Groups(text: string): number[] | undefined {
-  const head: number[] = [];
-  const tail: number[] = [];
-  let current = head;
-  let compressed = false;
-  let group = 0;
-  let digits = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    const digit = hexDigitValue(c);
-    if (digit >= 0) {
-      if (++digits > 4) return undefined;
-      group = group * 16 + digit;
-    } else if (c === 58 /* : */ && text.charCodeAt(i + 1) === 58) {
-      if (compressed || (digits === 0 && i !== 0)) return undefined;
-      if (digits > 0) current.push(group);
-      compressed = true;
-      current = tail;
-      group = 0;
-      digits = 0;
-      i++;
-    } else if (c === 58 && digits > 0) {
-      current.push(group);
-      group = 0;
-      digits = 0;
-    } else {
-      return undefined;
-    }
-  }
-  if (digits > 0) current.push(group);
-  else if (!(compressed && text.endsWith("::"))) return undefined;
-  const explicit = head.length + tail.length;
-  if (compressed ? explicit > 7 : explicit !== 8) return undefined;
-  for (let missing = 8 - explicit; missing > 0; missing--) head.push(0);
-  for (const g of tail) head.push(g);
-  return head;
-}
-
-function groupsOf(value: bigint): number[] {
-  const groups: number[] = [];
-  for (let shift = 112n; shift >= 0n; shift -= 16n) groups.push(Number((value >> shift) & 0xffffn));
-  return groups;
-}
-
-/**
- * RFC 5952 text for eight IPv6 groups (lowercase, no leading zeros, the first longest run of two or more zero groups
- * as "::"): the same text as ip-address's correctForm(), which costs several µs per call. Only the mapper uses it.
- */
-function formatIPv6Groups(groups: number[]): string {
-  let bestStart = -1;
-  let bestLength = 1; // a single zero group is never compressed
-  for (let i = 0; i < 8; ) {
-    if (groups[i] !== 0) {
-      i++;
-      continue;
-    }
-    let end = i;
-    while (end < 8 && groups[end] === 0) end++;
-    if (end - i > bestLength) {
-      bestStart = i;
-      bestLength = end - i;
-    }
-    i = end;
-  }
-  let text = "";
-  for (let i = 0; i < 8; i++) {
-    if (i === bestStart) {
-      text += "::";
-      i += bestLength - 1;
-    } else {
-      text += (text === "" || text.endsWith(":") ? "" : ":") + groups[i].toString(16);
-    }
-  }
-  return text;
-}
-
-const TWO_TO_32 = 2 ** 32;
-
-/**
- * A range of at most 2^53 addresses with number-only offset arithmetic. Such a range has at most 53 host bits, so
- * for IPv6 the upper 64 bits (groups 0-3) are the same for every address in it and only the lower 64 bits, kept as two
- * 32-bit halves, take part in the arithmetic. This keeps BigInt out of the mapper's hot path.
- */
-class NumericRange {
-  private readonly size: number;
-  private readonly network4: number;
-  private readonly networkGroups: number[];
-  private readonly networkHigh32: number;
-  private readonly networkLow32: number;
-
-  constructor(readonly range: ParsedCidr) {
-    this.size = Number(range.size);
-    this.network4 = range.family === "IPv4" ? Number(range.network) : 0;
-    this.networkGroups = range.family === "IPv6" ? groupsOf(range.network) : [];
-    const g = this.networkGroups;
-    this.networkHigh32 = g.length ? g[4] * 65536 + g[5] : 0;
-    this.networkLow32 = g.length ? g[6] * 65536 + g[7] : 0;
-  }
-
-  /** Offset of `ip` in the range, or undefined when it lies outside (or is of the other family). */
-  offsetOf(ip: string): number | undefined {
-    const offset = this.rawOffsetOf(ip);
-    return offset !== undefined && offset >= 0 && offset < this.size ? offset : undefined;
-  }
-
-  addressAt(offset: number): string {
-    if (this.range.family === "IPv4") return formatIPv4(this.network4 + offset);
-    // The network address is aligned to the range size, so adding an in-range offset never carries between halves.
-    const low32 = this.networkLow32 + (offset % TWO_TO_32);
-    const high32 = this.networkHigh32 + Math.floor(offset / TWO_TO_32);
-    const g = this.networkGroups;
-    return formatIPv6Groups([g[0], g[1], g[2], g[3], Math.floor(high32 / 65536), high32 % 65536, Math.floor(low32 / 65536), low32 % 65536]);
-  }
-
-  private rawOffsetOf(ip: string): number | undefined {
-    if (this.range.family === "IPv4") {
-      const quad = parseCanonicalDottedQuad(ip);
-      if (quad !== undefined) return quad - this.network4;
-    } else {
-      const groups = parseIPv6Groups(ip);
-      if (groups !== undefined) {
-        const n = this.networkGroups;
-        if (groups[0] !== n[0] || groups[1] !== n[1] || groups[2] !== n[2] || groups[3] !== n[3]) return undefined;
-        // Exact whenever the true offset is below 2^53; anything larger stays at or above 2^53, so it is rejected.
-        return (groups[4] * 65536 + groups[5] - this.networkHigh32) * TWO_TO_32 + (groups[6] * 65536 + groups[7] - this.networkLow32);
-      }
-    }
-    const address = parseIp(ip);
-    const offset = address.value - this.range.network;
-    return address.family === this.range.family && offset >= 0n && offset < this.range.size ? Number(offset) : undefined;
-  }
-}
-
-// Kubernetes caps Service ranges far below this (IPv4 /12, IPv6 /108); the cap lets the mapper's hot path use plain
-// numbers instead of BigInt, which is what makes 500,000 map() calls cheap.
-const MAX_MAPPER_RANGE_SIZE = 2n ** 53n;
-
-function mapperRange(text: string, role: string): NumericRange {
-  const range = parseCidr(text);
-  if (range.size > MAX_MAPPER_RANGE_SIZE) {
-    throw new CidrError(
-      `${role} range ${range.cidr} is too large to map addresses in (at most 2^53 addresses, i.e. an IPv6 prefix of /75 or longer)`,
-      "out-of-range",
-    );
-  }
-  return new NumericRange(range);
-}
-
-/**
- * Maps addresses from an old range into a new one: same offset where it fits and is free, otherwise the next free
- * address (wrapping, skipping network offset 0, the broadcast/last address for IPv4, and `reserved`), never colliding.
- * Deterministic: the result depends only on the order of map()/reserve() calls. Mapping the same old address again
- * returns the same new address. Both ranges may hold at most 2^53 addresses.
- */
-export class AddressMapper {
-  private readonly oldRange: NumericRange;
-  private readonly newRange: NumericRange;
-  private readonly newSize: number;
-  /** Offsets in the new range that are handed out or reserved. */
-  private readonly taken = new Set<number>();
-  private readonly newOffsetByOldOffset = new Map<number, number>();
-  private readonly allocatable: number;
-  private takenAllocatable = 0;
-  /**
-   * Where the search for a free address resumes. It only moves forward (wrapping), so n calls cost O(n + range size)
-   * in total instead of rescanning from offset 0 each time.
-   */
-  private cursor = 1;
-
-  constructor(oldCidr: string, newCidr: string, reserved: string[] = []) {
-    this.oldRange = mapperRange(oldCidr, "old");
-    this.newRange = mapperRange(newCidr, "new");
-    const [from, to] = [this.oldRange.range, this.newRange.range];
-    if (from.family !== to.family) {
-      throw new CidrError(
-        `cannot map ${from.family} range ${from.cidr} into ${to.family} range ${to.cidr}; use a new range of the same family`,
-        "out-of-range",
-      );
-    }
-    this.newSize = Number(to.size);
-    this.allocatable = Number(allocatableCount(to));
-    for (const ip of reserved) this.reserve(ip);
-  }
-
-  /** Marks an address of the new range as taken (e.g. a Service already there). Idempotent. */
-  reserve(ip: string): void {
-    const offset = this.newRange.offsetOf(ip);
-    if (offset === undefined) {
-      throw new CidrError(`reserved address ${normalizeIp(ip)} is not in the new range ${this.newRange.range.cidr}`, "out-of-range");
-    }
-    this.take(offset);
-  }
-
-  map(oldIp: string): string {
-    const oldOffset = this.oldRange.offsetOf(oldIp);
-    if (oldOffset === undefined) {
-      throw new CidrError(`${normalizeIp(oldIp)} is not in the old range ${this.oldRange.range.cidr}`, "out-of-range");
-    }
-    let newOffset = this.newOffsetByOldOffset.get(oldOffset);
-    if (newOffset === undefined) {
-      newOffset = this.isFree(oldOffset) ? oldOffset : this.nextFree(oldIp);
-      this.take(newOffset);
-      this.newOffsetByOldOffset.set(oldOffset, newOffset);
-    }
-    return this.newRange.addressAt(newOffset);
-  }
-
-  private isAllocatable(offset: number): boolean {
-    if (offset <= 0 || offset >= this.newSize) return false;
-    return this.newRange.range.family === "IPv6" || offset !== this.newSize - 1;
-  }
-
-  private isFree(offset: number): boolean {
-    return this.isAllocatable(offset) && !this.taken.has(offset);
-  }
-
-  private take(offset: number): void {
-    if (this.taken.has(offset)) return;
-    this.taken.add(offset);
-    if (this.isAllocatable(offset)) this.takenAllocatable++;
-  }
-
-  private nextFree(oldIp: string): number {
-    if (this.takenAllocatable >= this.allocatable) {
-      throw new CidrError(
-        `new range ${this.newRange.range.cidr} is full: all ${this.allocatable} usable addresses are taken, so ${normalizeIp(oldIp)} cannot be mapped; choose a larger new range`,
-        "out-of-range",
-      );
-    }
-    // A free allocatable offset exists (counted above), so this loop ends.
-    while (!this.isFree(this.cursor)) {
-      this.cursor = this.cursor + 1 >= this.newSize ? 1 : this.cursor + 1;
-    }
-    return this.cursor;
-  }
-}
-
-/** Inclusive range of subnet indexes. */
-interface IndexSpan {
-  first: bigint;
-  last: bigint;
-}
-
-/** Subnet indexes of the split that overlap any taken CIDR, sorted and merged. */
-function blockedSpans(split: NodeSplit, taken: string[]): IndexSpan[] {
-  const { pod, subnetSize } = split;
-  const podEnd = pod.network + pod.size;
-  const spans: IndexSpan[] = [];
-  for (const text of taken) {
-    const t = parseCidr(text);
-    const tEnd = t.network + t.size;
-    if (t.family !== pod.family || t.network >= podEnd || tEnd <= pod.network) continue;
-    const from = (t.network > pod.network ? t.network : pod.network) - pod.network;
-    const to = (tEnd < podEnd ? tEnd : podEnd) - 1n - pod.network;
-    spans.push({ first: from / subnetSize, last: to / subnetSize });
-  }
-  spans.sort((a, b) => (a.first < b.first ? -1 : a.first > b.first ? 1 : 0));
-  const merged: IndexSpan[] = [];
-  for (const span of spans) {
-    const previous = merged[merged.length - 1];
-    if (previous && span.first <= previous.last + 1n) {
-      if (span.last > previous.last) previous.last = span.last;
-    } else {
-      merged.push({ ...span });
-    }
-  }
-  return merged;
-}
-
-/**
- * Deterministic node subnet allocation in the new pod range: nodes in the given (stable) order each get the lowest
- * free subnet of size /nodeMaskSize, skipping `taken` subnets (any subnet overlapping a taken CIDR is skipped).
- * Returns name -> subnet CIDR in input order. Throws CidrError "out-of-range" when the range is too small.
- */
-export function allocateNodeSubnets(
-  podCidr: string,
-  nodeMaskSize: number,
-  nodeNames: string[],
-  taken: string[] = [],
-): Map<string, string> {
-  const split = splitForNodes(podCidr, nodeMaskSize);
-  const blocked = blockedSpans(split, taken);
-  const blockedCount = blocked.reduce((sum, span) => sum + span.last - span.first + 1n, 0n);
-  const needed = BigInt(nodeNames.length);
-  if (needed > split.count - blockedCount) {
-    throw new CidrError(
-      `pod range ${split.pod.cidr} holds ${split.count} subnets of /${split.mask} (${blockedCount} already taken), but ${needed} ${needed === 1n ? "node needs" : "nodes need"} one each; choose a larger pod range or a longer node mask size`,
-      "out-of-range",
-    );
-  }
-  const subnets = new Map<string, string>();
-  let index = 0n;
-  let nextBlocked = 0;
-  for (const name of nodeNames) {
-    if (subnets.has(name)) {
-      // A silent overwrite would hand one node's subnet to nobody; the node list itself is wrong.
-      throw new Error(`node name ${quote(name)} appears twice in the node list; node names must be unique`);
-    }
-    // Spans are sorted and merged, so skipping each one at most once keeps the whole walk linear.
-    while (nextBlocked < blocked.length && blocked[nextBlocked].first <= index) {
-      if (blocked[nextBlocked].last >= index) index = blocked[nextBlocked].last + 1n;
-      nextBlocked++;
-    }
-    subnets.set(name, subnetText(split, index));
-    index++;
-  }
-  return subnets;
 }

@@ -1,4 +1,6 @@
-import { AddressMapper, addressOffset, allocateNodeSubnets, cidrContains, dnsServiceIP, isIpAddress, kubernetesServiceIP, parseCidr } from "../net/cidr";
+import { AddressMapper } from "../net/addressMapper";
+import { addressOffset, cidrContains, dnsServiceIP, isIpAddress, kubernetesServiceIP, parseCidr } from "../net/cidr";
+import { allocateNodeSubnets } from "../net/nodeSubnets";
 import { ConfigError, UserError } from "../config/errors";
 import { Inventory, NodeInfo, ServiceInfo } from "./inventory";
 import { MigrationConfig } from "../config/migrationConfig";

@@ -1,4 +1,5 @@
-import { cidrContains, cidrSize, familyOf, isIpAddress, normalizeCidr, parseCidr, subnetCount } from "../net/cidr";
+import { cidrContains, cidrSize, familyOf, isIpAddress, normalizeCidr, parseCidr } from "../net/cidr";
+import { subnetCount } from "../net/nodeSubnets";
 import { Finding } from "../report/findings";
 import { PreflightInput } from "./checkInput";
 import { ControlPlaneComponent, ControlPlanePod, controlPlanePods } from "./controlPlanePods";
