@@ -15,7 +15,7 @@
  */
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { planCiliumPool } from "../lib/podNetwork/ciliumPool";
+import { CILIUM_OPERATOR, planCiliumPool } from "../lib/podNetwork/ciliumPool";
 import { checkRunId } from "../lib/controlPlane/nodeBackupDir";
 import { checkCidr } from "./controlPlane";
 import { patchMetadata, restartTemplate } from "./systemObjectPatch";
@@ -28,11 +28,11 @@ export interface CiliumConfigArgs {
   nodeMaskSize: number;
   /** The migration run id (config `snapshot.trigger`); the restart annotation's value. */
   runId: string;
-  /** Namespace of Cilium (default "kube-system"). */
+  /** Namespace of Cilium (default CILIUM_OPERATOR's, "kube-system"). */
   namespace?: string;
   /** The ConfigMap (default "cilium-config"). */
   configMapName?: string;
-  /** The operator Deployment (default "cilium-operator"). */
+  /** The operator Deployment (default CILIUM_OPERATOR's, "cilium-operator"). */
   operatorDeploymentName?: string;
 }
 
@@ -53,7 +53,7 @@ export class CiliumConfig extends pulumi.ComponentResource {
     } catch (error) {
       throw new pulumi.ResourceError((error as Error).message, this);
     }
-    const namespace = args.namespace ?? "kube-system";
+    const namespace = args.namespace ?? CILIUM_OPERATOR.namespace;
     const configMap = args.configMapName ?? "cilium-config";
     const live = k8s.core.v1.ConfigMap.get(`${name}-live`, `${namespace}/${configMap}`, { parent: this });
     this.data = live.data.apply((data) => planCiliumPool(data ?? {}, { newPodCidr: podCidr, nodeMaskSize: args.nodeMaskSize }).data);
@@ -62,7 +62,7 @@ export class CiliumConfig extends pulumi.ComponentResource {
       data: this.data,
     }, { parent: this, retainOnDelete: true, dependsOn: withParentDependsOn(opts) });
     this.restartOperator = new k8s.apps.v1.DeploymentPatch(`${name}-restart-operator`, {
-      metadata: patchMetadata(namespace, args.operatorDeploymentName ?? "cilium-operator"),
+      metadata: patchMetadata(namespace, args.operatorDeploymentName ?? CILIUM_OPERATOR.name),
       spec: restartTemplate(args.runId),
     }, { parent: this, retainOnDelete: true, dependsOn: [this.configPatch] });
     this.registerOutputs({ data: this.data });

@@ -7,6 +7,7 @@ import { MigrationConfig } from "../config/migrationConfig";
 import { assertPlanConsistent } from "./planConsistency";
 import { NodeMove, Plan, PlanPhase, PlanStep, PlanWarning, PhaseName, ServiceMove } from "./planModel";
 import { planRefusals } from "./planRefusals";
+import { CILIUM_OPERATOR } from "../podNetwork/ciliumPool";
 import { standInName } from "../serviceMove/planMoves";
 
 /**
@@ -386,7 +387,8 @@ function planPhases(config: MigrationConfig, cni: Plan["cni"], services: Service
     cniSteps.push(step("cni/flannel/restart", "restart-daemonset", "DaemonSet kube-flannel-ds", ["cni/flannel/net-conf"], E.cniStep));
   } else if (cni === "cilium") {
     cniSteps.push(step("cni/cilium/cluster-pool", "patch-configmap", "ConfigMap kube-system/cilium-config cluster-pool-ipv4-cidr", previous, E.cniStep));
-    cniSteps.push(step("cni/cilium/restart", "restart-daemonset", "DaemonSet kube-system/cilium", ["cni/cilium/cluster-pool"], E.cniStep));
+    const operator = `${CILIUM_OPERATOR.kind} ${CILIUM_OPERATOR.namespace}/${CILIUM_OPERATOR.name}`;
+    cniSteps.push(step("cni/cilium/restart", "restart-deployment", operator, ["cni/cilium/cluster-pool"], E.cniStep));
   }
   phase("cni", cniSteps);
   const lastCniStep = cniSteps.filter((s) => s !== oldPoolRemoval).pop();

@@ -42,6 +42,13 @@ export interface CiliumPoolInput {
 
 const SOURCE = "kube-system/cilium-config";
 
+/**
+ * What must restart after the pool list changes: in cluster-pool mode the operator allocates each node's podCIDR
+ * from `cluster-pool-ipv4-cidr` and reads the list at start; the agents read their CIDR from their CiliumNode, so
+ * restarting the agent DaemonSet would not pick up the list. The plan's step and CiliumConfig's patch both name it.
+ */
+export const CILIUM_OPERATOR = { kind: "Deployment", namespace: "kube-system", name: "cilium-operator" } as const;
+
 export function planCiliumPool(data: Record<string, string | undefined>, input: CiliumPoolInput): CiliumPoolPlan {
   const range = parseCidr(input.newPodCidr);
   if (range.cidr !== input.newPodCidr) throw new UserError(`${SOURCE}: new pod range "${input.newPodCidr}" is not in normal form; pass "${range.cidr}"`);

@@ -16,6 +16,10 @@ import { CiliumConfig } from "../../../components/ciliumConfig";
 import { ClusterConfig, kubeletConfigMapName } from "../../../components/clusterConfig";
 import { FlannelConfig } from "../../../components/flannelConfig";
 import { KubeProxyConfig } from "../../../components/kubeProxyConfig";
+import { validateConfig } from "../../../lib/config/config";
+import { readStackFile } from "../../../lib/config/stackFile";
+import { Inventory } from "../../../lib/plan/inventory";
+import { buildPlan } from "../../../lib/plan/plan";
 import { setKubeProxyClusterCidr } from "../../../lib/podNetwork/kubeProxyConfigEdit";
 import { MockGraph, captureGraph, outputValue, plaintextOf } from "../../support/pulumiMocks";
 
@@ -181,6 +185,20 @@ describe("CiliumConfig (under mocks)", () => {
     const restart = assertSystemPatch(graph, "cilium-restart-operator", "kubernetes:apps/v1:DeploymentPatch", "kube-system", "cilium-operator");
     assert.equal(restart.spec.template.metadata.annotations["kubectl.kubernetes.io/restartedAt"], "2024-05-01");
     assert.ok(graph.dependsOn(graph.named("cilium-restart-operator"), graph.named("cilium-config")));
+  });
+
+  it("restarts the workload the plan's cni/cilium/restart step names: the operator Deployment, which allocates from the pool list", async () => {
+    const inventory = JSON.parse(read("plan", "inventory-small.json")) as Inventory;
+    inventory.cni = { detected: "cilium", calicoPools: [], ciliumClusterPoolCidr: "10.244.0.0/16" };
+    const source = readStackFile(path.join(FIXTURES, "plan", "stack-small.yaml"));
+    const plan = buildPlan(validateConfig(source, { inventory }), inventory);
+    const step = plan.phases.find((p) => p.name === "cni")!.steps.find((s) => s.id === "cni/cilium/restart")!;
+    const graph = await captureGraph(() => new CiliumConfig("cilium", { podCidr: "10.48.0.0/16", nodeMaskSize: 24, runId: "2024-05-01" }), { readState: liveObjects() });
+    const restart = graph.named("cilium-restart-operator");
+    const kind = restart.type.replace(/^kubernetes:apps\/v1:(\w+)Patch$/, "$1");
+    assert.equal(step.target, `${kind} ${restart.inputs.metadata.namespace}/${restart.inputs.metadata.name}`);
+    assert.equal(step.target, "Deployment kube-system/cilium-operator");
+    assert.equal(step.action, "restart-deployment");
   });
 
   it("in ipam: kubernetes mode (the real v1.11 config) patches no keys", async () => {
