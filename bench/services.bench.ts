@@ -4,7 +4,7 @@
  * shapes of a typical cluster: mostly ClusterIP with selectors, some NodePort, some selector-less with hand-made
  * Endpoints) are moved:
  *   - by the Service mover (lib/serviceMove/serviceMover.ts, the engine of the ServiceRecreation provider), once per
- *     parallelism in BENCH_PARALLELISM (default "4,8,20"; 20 is cidr-migration:services.parallelism's default),
+ *     parallelism in BENCH_PARALLELISM (default "4,8,20"; 8 is cidr-migration:services.parallelism's default),
  *     each time on its own set: the gap depends on how many moves are in flight;
  *   - by the runbook's loop, one Service at a time:
  *       kubectl get svc -o json | jq '<clusterIP(s) set to the planned IP>' | kubectl replace --force -f -

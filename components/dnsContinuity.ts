@@ -58,7 +58,7 @@ export interface DnsFinalSwapArgs {
   temporary: DnsTemporaryService | DnsServiceRef;
   /** Namespace of the move journal. Default kube-system. */
   journalNamespace?: pulumi.Input<string>;
-  /** Seconds the old DNS Service may linger (finalizers) after its delete. Default 120. */
+  /** Seconds the old DNS Service may linger (finalizers) after its delete. Default DEFAULT_DELETE_TIMEOUT_SECONDS. */
   deleteTimeoutSeconds?: pulumi.Input<number>;
   /** Provider behaviour version recorded in the state. Default the provider's. */
   version?: pulumi.Input<string>;

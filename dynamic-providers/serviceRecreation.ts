@@ -4,8 +4,9 @@ import { KubeConfig } from "@kubernetes/client-node";
 import { runServiceMoves } from "../lib/serviceMove/serviceMover";
 import { cidrContains, isCidr, isIpAddress } from "../lib/net/cidr";
 import { DEFAULT_JOURNAL_NAMESPACE } from "../lib/serviceMove/journal";
+import { DEFAULT_SERVICE_PARALLELISM } from "../lib/config/migrationConfig";
 import {
-  KubernetesServiceRequest, KubernetesServiceResult, MoveResult, ServiceMoveRequest, ServiceRef, StandInRequest,
+  DEFAULT_DELETE_TIMEOUT_SECONDS, KubernetesServiceRequest, KubernetesServiceResult, MoveResult, ServiceMoveRequest, ServiceRef, StandInRequest,
 } from "../lib/serviceMove/moveTypes";
 
 /**
@@ -33,12 +34,6 @@ import {
  */
 
 export const SERVICE_RECREATION_PROVIDER_VERSION = "1";
-/**
- * Default bound when none is given: on the 2-core test bed, 4 swaps in flight gave the smallest gaps at nearly the
- * best throughput (bench/services.bench.ts: beyond ~8 the swaps only queue behind the apiserver's ClusterIP
- * allocator, where every create and delete updates one etcd key, and each queued request lengthens the gap).
- */
-const DEFAULT_PARALLELISM = 4;
 
 export interface ServiceMoveEntry {
   fromIP: string;
@@ -58,7 +53,7 @@ export interface ServiceRecreationArgs {
   kubernetesService?: pulumi.Input<KubernetesServiceRequest>;
   /** Temporary Services copying another's selector and ports at a given IP (the DNS stand-in), keyed "namespace/name". */
   standIns?: pulumi.Input<Record<string, pulumi.Input<{ of: string; ip: string }>>>;
-  /** Moves in flight at once (config services.parallelism). Default 4 (see DEFAULT_PARALLELISM). */
+  /** Moves in flight at once (config services.parallelism). Default the config's, DEFAULT_SERVICE_PARALLELISM. */
   parallelism?: pulumi.Input<number>;
   /** Consent to re-create LoadBalancer Services (config services.allowLoadBalancerRecreate). Default false. */
   allowLoadBalancerRecreate?: pulumi.Input<boolean>;
@@ -68,7 +63,7 @@ export interface ServiceRecreationArgs {
   journalNamespace?: pulumi.Input<string>;
   /** Finish interrupted moves found in the journal that `moves` no longer lists. Default true (the bulk phase). */
   adoptJournals?: pulumi.Input<boolean>;
-  /** Seconds an old object may linger (finalizers) after its delete before the move stops. Default 120. */
+  /** Seconds an old object may linger (finalizers) after its delete before the move stops. Default DEFAULT_DELETE_TIMEOUT_SECONDS. */
   deleteTimeoutSeconds?: pulumi.Input<number>;
   /** Provider behaviour version recorded in the state. Default SERVICE_RECREATION_PROVIDER_VERSION. */
   version?: pulumi.Input<string>;
@@ -122,8 +117,8 @@ function checkInputs(news: Inputs): { inputs: Inputs; failures: pulumi.dynamic.C
   const fail = (property: string, reason: string) => { failures.push({ property, reason }); };
   const inputs: Inputs = { ...news };
   const defaults: Inputs = {
-    parallelism: DEFAULT_PARALLELISM, allowLoadBalancerRecreate: false, journalNamespace: DEFAULT_JOURNAL_NAMESPACE,
-    adoptJournals: true, deleteTimeoutSeconds: 120, version: SERVICE_RECREATION_PROVIDER_VERSION, standIns: {},
+    parallelism: DEFAULT_SERVICE_PARALLELISM, allowLoadBalancerRecreate: false, journalNamespace: DEFAULT_JOURNAL_NAMESPACE,
+    adoptJournals: true, deleteTimeoutSeconds: DEFAULT_DELETE_TIMEOUT_SECONDS, version: SERVICE_RECREATION_PROVIDER_VERSION, standIns: {},
   };
   for (const [key, value] of Object.entries(defaults)) if (news[key] === undefined) inputs[key] = value;
 
@@ -345,12 +340,12 @@ export class ServiceRecreation extends pulumi.dynamic.Resource {
         moves: args.moves,
         kubernetesService: args.kubernetesService,
         standIns: args.standIns ?? {},
-        parallelism: args.parallelism ?? DEFAULT_PARALLELISM,
+        parallelism: args.parallelism ?? DEFAULT_SERVICE_PARALLELISM,
         allowLoadBalancerRecreate: args.allowLoadBalancerRecreate ?? false,
         serviceCidr: args.serviceCidr,
         journalNamespace: args.journalNamespace ?? DEFAULT_JOURNAL_NAMESPACE,
         adoptJournals: args.adoptJournals ?? true,
-        deleteTimeoutSeconds: args.deleteTimeoutSeconds ?? 120,
+        deleteTimeoutSeconds: args.deleteTimeoutSeconds ?? DEFAULT_DELETE_TIMEOUT_SECONDS,
         version: args.version ?? SERVICE_RECREATION_PROVIDER_VERSION,
         results: undefined,
         kubernetesServiceResult: undefined,

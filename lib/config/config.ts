@@ -11,7 +11,7 @@ import {
 import { subnetCount } from "../net/nodeSubnets";
 import { ConfigError, ConfigProblem } from "./errors";
 import { Inventory } from "../plan/inventory";
-import { Cni, MigrationConfig, NodeRole, NodeTarget, RolloutStrategy } from "./migrationConfig";
+import { Cni, DEFAULT_SERVICE_PARALLELISM, MigrationConfig, NodeRole, NodeTarget, RolloutStrategy } from "./migrationConfig";
 import { hostProblem, nodeNameProblem, userNameProblem } from "./nodeIdentity";
 import { Sensitive } from "./sensitive";
 
@@ -234,7 +234,7 @@ export function validateConfig(source: ConfigSource, context: ValidationContext 
   };
   const servicesRaw = r.object("services") ?? {};
   const services = {
-    parallelism: r.integer("services.parallelism", servicesRaw.parallelism, { min: 1, max: 500, fallback: 8 }),
+    parallelism: r.integer("services.parallelism", servicesRaw.parallelism, { min: 1, max: 500, fallback: DEFAULT_SERVICE_PARALLELISM }),
     allowLoadBalancerRecreate: r.boolean("services.allowLoadBalancerRecreate", servicesRaw.allowLoadBalancerRecreate, false),
   };
   const snapshotRaw = r.object("snapshot") ?? {};

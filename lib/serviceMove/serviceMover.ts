@@ -10,7 +10,7 @@ import { DEFAULT_JOURNAL_NAMESPACE, JournaledDependent, JournalEntry, serviceKey
 import { JournalStore, loadJournal } from "./journalStore";
 import { isKubeApiError, isStatus, isTransient, KubeApiError, KubeObject, kubeRest, KubeRest, paths } from "./kubeRest";
 import {
-  KubernetesServiceRequest, KubernetesServiceResult, MoveReport, MoveResult, MoverOptions, ServiceMoveRequest,
+  DEFAULT_DELETE_TIMEOUT_SECONDS, KubernetesServiceRequest, KubernetesServiceResult, MoveReport, MoveResult, MoverOptions, ServiceMoveRequest,
   ServiceMoveSpec, ServiceRef, StandInRequest,
 } from "./moveTypes";
 import { buildRecreateBody, clusterIpsOf, differingUserFields, holdsNoClusterIp, spec, userMetadata } from "./recreateBody";
@@ -51,9 +51,26 @@ const LEAK_SUSPICION_MS = 2000;
 /** Lanes for the journal writes and removals, which delete nothing. */
 const WIDE_LANES = 16;
 
+/** The mover's options with every default filled in: the one place the defaults live. */
+export type ResolvedMoverOptions = Required<Omit<MoverOptions, "serviceCidr" | "log" | "adoptJournals">> & Pick<MoverOptions, "serviceCidr" | "log">;
+
+export function withMoverDefaults(options: MoverOptions): ResolvedMoverOptions {
+  return {
+    parallelism: Math.max(1, Math.floor(options.parallelism)),
+    allowLoadBalancerRecreate: options.allowLoadBalancerRecreate,
+    journalNamespace: options.journalNamespace ?? DEFAULT_JOURNAL_NAMESPACE,
+    deleteTimeoutMs: options.deleteTimeoutMs ?? DEFAULT_DELETE_TIMEOUT_SECONDS * 1000,
+    kubernetesServiceTimeoutMs: options.kubernetesServiceTimeoutMs ?? 60_000,
+    allocationLeakTimeoutMs: options.allocationLeakTimeoutMs ?? 12 * 60_000,
+    endpointsSettleMs: options.endpointsSettleMs ?? 1500,
+    serviceCidr: options.serviceCidr,
+    log: options.log,
+  };
+}
+
 interface Context {
   rest: KubeRest;
-  options: Required<Omit<MoverOptions, "serviceCidr" | "log" | "adoptJournals">> & Pick<MoverOptions, "serviceCidr" | "log">;
+  options: ResolvedMoverOptions;
   journalNamespace: string;
   journal: JournalStore;
   warnings: string[];
@@ -902,17 +919,7 @@ export async function runServiceMoves(kc: KubeConfig, moveSpec: ServiceMoveSpec,
   const rest = await kubeRest(kc, { maxSockets: Math.max(WIDE_LANES, options.parallelism) + 8 });
   const ctx: Context = {
     rest,
-    options: {
-      parallelism: Math.max(1, Math.floor(options.parallelism)),
-      allowLoadBalancerRecreate: options.allowLoadBalancerRecreate,
-      journalNamespace: options.journalNamespace ?? DEFAULT_JOURNAL_NAMESPACE,
-      deleteTimeoutMs: options.deleteTimeoutMs ?? 120_000,
-      kubernetesServiceTimeoutMs: options.kubernetesServiceTimeoutMs ?? 60_000,
-      allocationLeakTimeoutMs: options.allocationLeakTimeoutMs ?? 12 * 60_000,
-      endpointsSettleMs: options.endpointsSettleMs ?? 1500,
-      serviceCidr: options.serviceCidr,
-      log: options.log,
-    },
+    options: withMoverDefaults(options),
     journalNamespace: options.journalNamespace ?? DEFAULT_JOURNAL_NAMESPACE,
     journal: undefined as unknown as JournalStore,
     warnings: [],

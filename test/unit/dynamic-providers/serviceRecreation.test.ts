@@ -5,7 +5,12 @@ import { strict as assert } from "assert";
 import * as pulumi from "@pulumi/pulumi";
 import { DnsFinalSwap, DnsTemporaryService } from "../../../components/dnsContinuity";
 import { ServiceRecreation, serviceRecreationProvider } from "../../../dynamic-providers/serviceRecreation";
+import { validateConfig } from "../../../lib/config/config";
+import { DEFAULT_SERVICE_PARALLELISM } from "../../../lib/config/migrationConfig";
+import { DEFAULT_DELETE_TIMEOUT_SECONDS } from "../../../lib/serviceMove/moveTypes";
+import { withMoverDefaults } from "../../../lib/serviceMove/serviceMover";
 import { captureGraph, isWireSecret, plaintextOf } from "../../support/pulumiMocks";
+import { baseValues } from "../../support/stackValues";
 
 const UNKNOWN = pulumi.runtime.unknownValue as unknown as string;
 const KUBECONFIG = "apiVersion: v1\nkind: Config\nusers:\n- name: admin\n  user:\n    client-key-data: S0VZLU1BVEVSSUFM\n";
@@ -35,7 +40,7 @@ describe("ServiceRecreation provider: check", () => {
     const result = await check(inputs());
     assert.deepEqual(result.failures, []);
     const checked = result.inputs as Inputs;
-    assert.equal(checked.parallelism, 4);
+    assert.equal(checked.parallelism, DEFAULT_SERVICE_PARALLELISM);
     assert.equal(checked.allowLoadBalancerRecreate, false);
     assert.equal(checked.journalNamespace, "kube-system");
     assert.equal(checked.adoptJournals, true);
@@ -98,6 +103,24 @@ describe("ServiceRecreation provider: check", () => {
   it("checks the kubernetes Service and stand-in requests", async () => {
     const result = await check(inputs({ kubernetesService: { fromIP: "10.96.0.1", toIP: "x" }, standIns: { "kube-system/t": { of: "kube-dns", ip: "10.100.0.10" } } }));
     assert.deepEqual(result.failures.map((f) => f.property), ["kubernetesService", 'standIns["kube-system/t"]']);
+  });
+});
+
+describe("ServiceRecreation defaults: one source each", () => {
+  it("parallelism: the provider's default is the config's services.parallelism default", async () => {
+    const configDefault = validateConfig({ values: baseValues() }).services.parallelism;
+    assert.equal(configDefault, DEFAULT_SERVICE_PARALLELISM);
+    assert.equal((await check(inputs())).inputs.parallelism, configDefault);
+    const graph = await captureGraph(() => new ServiceRecreation("services", { kubeconfig: KUBECONFIG, moves: {} }));
+    assert.equal(graph.named("services").inputs.parallelism, configDefault);
+  });
+
+  it("delete timeout: the provider's check, its declared input and the mover all default to 120 s", async () => {
+    assert.equal(DEFAULT_DELETE_TIMEOUT_SECONDS, 120);
+    assert.equal((await check(inputs())).inputs.deleteTimeoutSeconds, DEFAULT_DELETE_TIMEOUT_SECONDS);
+    const graph = await captureGraph(() => new ServiceRecreation("services", { kubeconfig: KUBECONFIG, moves: {} }));
+    assert.equal(graph.named("services").inputs.deleteTimeoutSeconds, DEFAULT_DELETE_TIMEOUT_SECONDS);
+    assert.equal(withMoverDefaults({ parallelism: 1, allowLoadBalancerRecreate: false }).deleteTimeoutMs, DEFAULT_DELETE_TIMEOUT_SECONDS * 1000);
   });
 });
 
