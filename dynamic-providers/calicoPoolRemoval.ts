@@ -1,6 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
-import { CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
+import { CustomObjectsApi } from "@kubernetes/client-node";
 import { IpamObject, ipamLeftovers } from "../lib/nodeMove/calicoIpam";
+import { isUnknown, kubeConfigFrom, withSecretOutputs } from "./wire";
 
 /**
  * Deletes the old Calico IPPool, but only once the cluster proves nothing uses it: no IPAMBlock and no
@@ -18,7 +19,6 @@ import { IpamObject, ipamLeftovers } from "../lib/nodeMove/calicoIpam";
 export const CALICO_POOL_REMOVAL_PROVIDER_VERSION = "1";
 const GROUP = "crd.projectcalico.org";
 const VERSION = "v1";
-const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
 
 export interface CalicoPoolRemovalArgs {
   /** Content of an admin kubeconfig for the cluster (stored as a secret). */
@@ -58,7 +58,7 @@ function checkInputs(news: Record<string, unknown>): pulumi.dynamic.CheckFailure
   const failures: pulumi.dynamic.CheckFailure[] = [];
   for (const key of ["kubeconfig", "poolName", "poolCidr"]) {
     const value = news[key];
-    if (value === UNKNOWN) continue;
+    if (isUnknown(value)) continue;
     if (typeof value !== "string" || value === "") failures.push({ property: key, reason: `${key} is required (a non-empty string)` });
   }
   return failures;
@@ -110,8 +110,7 @@ function listed(objects: IpamObject[]): string {
 }
 
 async function removePool(inputs: RemovalInputs): Promise<CalicoPoolRemovalOutputs> {
-  const kc = new KubeConfig();
-  kc.loadFromString(inputs.kubeconfig);
+  const kc = kubeConfigFrom(inputs.kubeconfig);
   const server = kc.getCurrentCluster()?.server;
   const api = kc.makeApiClient(CustomObjectsApi);
   const what = `Calico IPPool ${inputs.poolName}`;
@@ -173,7 +172,7 @@ export const calicoPoolRemovalProvider: pulumi.dynamic.ResourceProvider = {
 
   async diff(_id: string, olds: CalicoPoolRemovalOutputs, news: Record<string, unknown>): Promise<pulumi.dynamic.DiffResult> {
     // A different pool is a different removal (replace); a new provider version or kubeconfig only records itself.
-    const replaces = (["poolName", "poolCidr"] as const).filter((k) => news[k] === UNKNOWN || news[k] !== olds[k]);
+    const replaces = (["poolName", "poolCidr"] as const).filter((k) => isUnknown(news[k]) || news[k] !== olds[k]);
     if (replaces.length > 0) return { changes: true, replaces: [...replaces], deleteBeforeReplace: false };
     return { changes: news.version !== olds.version };
   },
@@ -210,7 +209,7 @@ export class CalicoPoolRemoval extends pulumi.dynamic.Resource {
         checkedBlocks: undefined,
         checkedAffinities: undefined,
       },
-      { ...opts, additionalSecretOutputs: [...(opts?.additionalSecretOutputs ?? []), "kubeconfig"] },
+      withSecretOutputs(opts, ["kubeconfig"]),
       "cidr-migration",
       "CalicoPoolRemoval",
     );

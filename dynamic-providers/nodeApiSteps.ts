@@ -9,6 +9,7 @@ import { normalizeCidr } from "../lib/net/cidr";
 import { PdbLike, PodLike, UnmanagedPodPolicy, pdbsBlocking, planDrain, podKey } from "../lib/nodeMove/drainDecision";
 import { describeDifferences, metadataDifferences, metadataMergePatch, metadataOf, restoredMetadata } from "../lib/nodeMove/nodeMetadata";
 import { isReady, podCidrAction, podsBack, registrationState, staleDaemonSetPods } from "../lib/nodeMove/rejoinChecks";
+import { containsUnknown, kubeConfigFrom, withSecretOutputs } from "./wire";
 
 /**
  * The API side of a node move (issue 7), as four resources that share one dynamic provider:
@@ -39,8 +40,6 @@ export type NodeApiStepName = (typeof NODE_API_STEPS)[number];
 export const DEFAULT_EVICTION_RETRY_SECONDS = 5;
 export const DEFAULT_REJOIN_TIMEOUT_SECONDS = 600;
 
-/** The engine's placeholder for a value not known yet (preview). Same string as pulumi.runtime.unknownValue. */
-const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
 const POLL_MS = 250;
 const CALICO = { group: "crd.projectcalico.org", version: "v1" };
 
@@ -66,14 +65,10 @@ interface StepInputs {
 const IDENTITY = ["step", "node", "runId", "plannedPodCIDR", "oldPoolCidrs"] as const;
 const IN_PLACE = ["version", "oldPodCIDR", "drainTimeoutSeconds", "evictionRetrySeconds", "unmanagedPods", "rejoinTimeoutSeconds"] as const;
 
-function isUnknown(value: unknown): boolean {
-  return value === UNKNOWN || (Array.isArray(value) && value.some((v) => v === UNKNOWN));
-}
-
 function checkInputs(news: Record<string, unknown>): pulumi.dynamic.CheckResult {
   const failures: pulumi.dynamic.CheckFailure[] = [];
   const fail = (property: string, reason: string) => failures.push({ property, reason });
-  const known = (key: string) => news[key] !== undefined && !isUnknown(news[key]);
+  const known = (key: string) => news[key] !== undefined && !containsUnknown(news[key]);
   const step = news.step as NodeApiStepName;
   if (!known("step") || !NODE_API_STEPS.includes(step)) fail("step", `step ${JSON.stringify(news.step)} is not one of ${NODE_API_STEPS.join(", ")}`);
   for (const key of ["node", "runId"]) {
@@ -131,12 +126,7 @@ interface Clients {
 }
 
 function clientsFor(kubeconfig: string): Clients {
-  const kc = new KubeConfig();
-  try {
-    kc.loadFromString(kubeconfig);
-  } catch {
-    throw new Error("kubeconfig: not a usable kubeconfig; check the cidr-migration:kubeconfig secret");
-  }
+  const kc = kubeConfigFrom(kubeconfig);
   return { core: kc.makeApiClient(CoreV1Api), custom: kc.makeApiClient(CustomObjectsApi), kc, server: kc.getCurrentCluster()?.server };
 }
 
@@ -613,7 +603,7 @@ function stepProps(step: NodeApiStepName, args: CommonArgs, extra: Record<string
 
 /** The kubeconfig is never returned; listed so that a future output of that name could not be stored in the clear. */
 const SECRET_OUTPUTS = ["kubeconfig"];
-const withSecrets = (opts?: pulumi.CustomResourceOptions): pulumi.CustomResourceOptions => ({ ...opts, additionalSecretOutputs: [...(opts?.additionalSecretOutputs ?? []), ...SECRET_OUTPUTS] });
+const withSecrets = (opts?: pulumi.CustomResourceOptions): pulumi.CustomResourceOptions => withSecretOutputs(opts, SECRET_OUTPUTS);
 
 export class NodeDrain extends pulumi.dynamic.Resource {
   declare readonly backupConfigMap: pulumi.Output<string>;

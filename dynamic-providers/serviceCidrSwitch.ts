@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
-import { KubeConfig } from "@kubernetes/client-node";
 import { kubeRest } from "../lib/serviceMove/kubeRest";
 import { closeServiceCidrs, openServiceCidrs, planServiceCidrSwitch, ServiceCidrSwitchPlan } from "../lib/serviceMove/serviceCidrs";
+import { isUnknown, kubeConfigFrom, withSecretOutputs } from "./wire";
 
 /**
  * The default Service range on the ServiceCIDR API (1.33+), in two resources around the Service moves
@@ -16,7 +16,6 @@ import { closeServiceCidrs, openServiceCidrs, planServiceCidrSwitch, ServiceCidr
  */
 
 export const SERVICE_CIDR_SWITCH_PROVIDER_VERSION = "1";
-const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
 
 export type ServiceCidrSwitchStep = "open" | "close";
 
@@ -53,10 +52,10 @@ function checkInputs(news: Record<string, unknown>): pulumi.dynamic.CheckFailure
   if (news.step !== "open" && news.step !== "close") failures.push({ property: "step", reason: `step must be "open" or "close"; got ${JSON.stringify(news.step)}` });
   for (const key of ["kubeconfig", "from", "to"]) {
     const value = news[key];
-    if (value === UNKNOWN) continue;
+    if (isUnknown(value)) continue;
     if (typeof value !== "string" || value === "") failures.push({ property: key, reason: `${key} is required (a non-empty string)` });
   }
-  if (failures.length === 0 && news.from !== UNKNOWN && news.to !== UNKNOWN) {
+  if (failures.length === 0 && !isUnknown(news.from) && !isUnknown(news.to)) {
     try {
       planServiceCidrSwitch(news.from as string, news.to as string);
     } catch (err) {
@@ -80,8 +79,7 @@ function asInputs(news: Record<string, unknown>): SwitchInputs {
 }
 
 async function applySwitchStep(inputs: SwitchInputs): Promise<Record<string, unknown>> {
-  const kc = new KubeConfig();
-  kc.loadFromString(inputs.kubeconfig);
+  const kc = kubeConfigFrom(inputs.kubeconfig);
   const rest = await kubeRest(kc, { maxSockets: 4 });
   const plan = planServiceCidrSwitch(inputs.from, inputs.to);
   try {
@@ -97,7 +95,7 @@ async function applySwitchStep(inputs: SwitchInputs): Promise<Record<string, unk
 export const serviceCidrSwitchProvider: pulumi.dynamic.ResourceProvider = {
   async check(_olds: Record<string, unknown>, news: Record<string, unknown>): Promise<pulumi.dynamic.CheckResult> {
     const inputs = { ...news };
-    if (news.from !== UNKNOWN && news.to !== UNKNOWN && typeof news.from === "string" && typeof news.to === "string" && (news.step === "open" || news.step === "close")) {
+    if (!isUnknown(news.from) && !isUnknown(news.to) && typeof news.from === "string" && typeof news.to === "string" && (news.step === "open" || news.step === "close")) {
       try {
         Object.assign(inputs, objectsOf(news.step, planServiceCidrSwitch(news.from, news.to)));
       } catch {
@@ -109,7 +107,7 @@ export const serviceCidrSwitchProvider: pulumi.dynamic.ResourceProvider = {
 
   async diff(_id: string, olds: Record<string, unknown>, news: Record<string, unknown>): Promise<pulumi.dynamic.DiffResult> {
     // Another range or step is another switch; the kubeconfig or a timeout only records itself.
-    const replaces = (["step", "from", "to"] as const).filter((k) => news[k] === UNKNOWN || news[k] !== olds[k]);
+    const replaces = (["step", "from", "to"] as const).filter((k) => isUnknown(news[k]) || news[k] !== olds[k]);
     if (replaces.length > 0) return { changes: true, replaces: [...replaces], deleteBeforeReplace: false };
     return { changes: news.version !== olds.version || news.timeoutSeconds !== olds.timeoutSeconds };
   },
@@ -148,7 +146,7 @@ export class ServiceCidrSwitch extends pulumi.dynamic.Resource {
         deletes: undefined,
         actions: undefined,
       },
-      { ...opts, additionalSecretOutputs: [...(opts?.additionalSecretOutputs ?? []), "kubeconfig"] },
+      withSecretOutputs(opts, ["kubeconfig"]),
       "cidr-migration",
       "ServiceCidrSwitch",
     );

@@ -11,7 +11,8 @@
  * All three are mandatory: a violation stops `pulumi preview` and `pulumi up`.
  */
 import { PolicyResource, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, StackValidationArgs, StackValidationPolicy } from "@pulumi/policy";
-import { RemoteCommandView, UNKNOWN_VALUE, connectionNode, editsWithoutBackup, flagDisagreements, ipPoolProblems } from "../lib/gate/policyRules";
+import { UNKNOWN_VALUE } from "../lib/gate/unknownValue";
+import { RemoteCommandView, connectionNode, editsWithoutBackup, flagDisagreements, ipPoolProblems } from "../lib/gate/policyRules";
 
 export const IPPOOL_TYPE = "kubernetes:crd.projectcalico.org/v1:IPPool";
 export const REMOTE_COMMAND_TYPE = "command:remote:Command";

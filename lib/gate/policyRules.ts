@@ -1,4 +1,5 @@
 import { cidrContains, parseCidr } from "../net/cidr";
+import { UNKNOWN_VALUE, containsUnknown } from "./unknownValue";
 
 /**
  * The policy pack's rules as pure functions over plain views of resources (policy/policies.ts builds the views
@@ -10,15 +11,12 @@ import { cidrContains, parseCidr } from "../net/cidr";
  * needs such a value reports that it cannot prove itself rather than passing (fail closed).
  */
 
-export const UNKNOWN_VALUE = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
 export const MANIFESTS_DIR = "/etc/kubernetes/manifests/";
 /** Generated scripts (lib/remote/remoteScript buildScript) that write a static-pod manifest. */
 export const MANIFEST_EDIT_SCRIPTS = ["write-manifest", "guarded-manifest-edit", "restore-manifest"] as const;
 export const BACKUP_SCRIPT = "backup-control-plane";
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
-const hasUnknown = (v: unknown): boolean =>
-  v === UNKNOWN_VALUE || (Array.isArray(v) ? v.some(hasUnknown) : isRecord(v) ? Object.values(v).some(hasUnknown) : false);
 
 // ---------------------------------------------------------------------------------------------------------------
 // 1. The new Calico IPPool lies inside the new pod range.
@@ -211,7 +209,7 @@ export function editsWithoutBackup(commands: readonly RemoteCommandView[], depen
 
 /** "host:port" of a remote.Command connection, or undefined when it is not known. */
 export function connectionNode(connection: unknown): string | undefined {
-  if (!isRecord(connection) || hasUnknown(connection.host) || typeof connection.host !== "string") return undefined;
+  if (!isRecord(connection) || containsUnknown(connection.host) || typeof connection.host !== "string") return undefined;
   const port = typeof connection.port === "number" ? connection.port : 22;
   return `${connection.host}:${port}`;
 }

@@ -16,7 +16,7 @@ import { serializeDynamicProvider } from "../../support/providerHost";
  * requireFromString(text).handler()), in a fresh Node process, so a provider that cannot load fails here and not
  * at the first node of a real `pulumi up`.
  *
- * Providers are found, not listed: every file in dynamic-providers/ is required, and every exported object with a
+ * Providers are found, not listed: every file in dynamic-providers/ but the shared kit (wire.ts) is required, and every exported object with a
  * create function is a provider. A guard reads each file's source and requires that every class extending
  * pulumi.dynamic.Resource passes one of those exported providers to super(), so a new provider cannot be left out.
  */
@@ -41,8 +41,11 @@ function isProvider(value: unknown): value is Provider {
   return typeof value === "object" && value !== null && typeof (value as Provider).create === "function";
 }
 
+/** Shared helpers, not providers: named here one by one, so any other file without a provider still fails. */
+const KIT_FILES = ["wire.ts"];
+
 function providerFiles(): string[] {
-  return fs.readdirSync(PROVIDER_DIR).filter((f) => /\.ts$/.test(f) && !f.endsWith(".d.ts")).sort();
+  return fs.readdirSync(PROVIDER_DIR).filter((f) => /\.ts$/.test(f) && !f.endsWith(".d.ts") && !KIT_FILES.includes(f)).sort();
 }
 
 function discover(): Discovered[] {

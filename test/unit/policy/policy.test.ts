@@ -6,8 +6,9 @@ import { CalicoIPPool } from "../../../components/calicoIPPool";
 import { ControlPlane, EnableCidrAllocation } from "../../../components/controlPlane";
 import { NodeTarget } from "../../../lib/config/migrationConfig";
 import {
-  RemoteCommandView, UNKNOWN_VALUE, commandScriptName, connectionNode, editsManifest, editsWithoutBackup, flagDisagreements, ipPoolProblems, parseFlagTrigger, scriptNameOf,
+  RemoteCommandView, commandScriptName, connectionNode, editsManifest, editsWithoutBackup, flagDisagreements, ipPoolProblems, parseFlagTrigger, scriptNameOf,
 } from "../../../lib/gate/policyRules";
+import { UNKNOWN_VALUE } from "../../../lib/gate/unknownValue";
 import { IPPOOL_TYPE, calicoPoolInNewPodRange, controlPlaneFlagsAgree, manifestEditAfterBackup, policies } from "../../../policy/policies";
 import { MockGraph, captureGraph } from "../../support/pulumiMocks";
 

@@ -3,7 +3,7 @@ import { ChildProcess, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { ControlPlane } from "../../../components/controlPlane";
-import { UNKNOWN_VALUE } from "../../../lib/gate/policyRules";
+import { UNKNOWN_VALUE } from "../../../lib/gate/unknownValue";
 import { MockGraph, captureGraph } from "../../support/pulumiMocks";
 
 /**

@@ -1,0 +1,35 @@
+/**
+ * The kit every dynamic provider shares, so each provider file holds only its own step:
+ * - the engine's unknown-value placeholder and the two ways to test for it (the value itself; anywhere inside);
+ * - the kube client config from the kubeconfig's content, with an error that never echoes the content;
+ * - secret inputs and outputs: pulumi.secret for an optional input, and additionalSecretOutputs on top of the caller's.
+ * Providers are serialized by value into the state (Pulumi's closure serializer), so nothing here holds state.
+ */
+import * as pulumi from "@pulumi/pulumi";
+import { KubeConfig } from "@kubernetes/client-node";
+
+export { UNKNOWN_VALUE as UNKNOWN, containsUnknown, isUnknown } from "../lib/gate/unknownValue";
+
+/** What the engine hands a provider's check/diff/create/update: the resource's properties, unknown ones as UNKNOWN. */
+export type WireInputs = Record<string, unknown>;
+
+/** The kube client config from the kubeconfig's content (a secret input). */
+export function kubeConfigFrom(content: string): KubeConfig {
+  const kc = new KubeConfig();
+  try {
+    kc.loadFromString(content);
+  } catch {
+    throw new Error("kubeconfig: not a usable kubeconfig; check the cidr-migration:kubeconfig secret");
+  }
+  return kc;
+}
+
+/** pulumi.secret for an input that may be left out. */
+export function secretIfGiven(value: pulumi.Input<string> | undefined): pulumi.Output<string> | undefined {
+  return value === undefined ? undefined : pulumi.secret(value);
+}
+
+/** The caller's options with `names` added to additionalSecretOutputs, so those properties are stored only as secrets. */
+export function withSecretOutputs(opts: pulumi.CustomResourceOptions | undefined, names: readonly string[]): pulumi.CustomResourceOptions {
+  return { ...opts, additionalSecretOutputs: [...(opts?.additionalSecretOutputs ?? []), ...names] };
+}
