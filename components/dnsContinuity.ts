@@ -22,6 +22,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { isIP } from "net";
 import { standInName } from "../lib/serviceMove/planMoves";
 import { ServiceRecreation } from "../dynamic-providers/serviceRecreation";
+import { serviceRefKey } from "../lib/serviceMove/serviceRef";
 
 export interface DnsServiceRef {
   /** Namespace of the DNS Service (config cidr-migration:dns.namespace, usually kube-system). */
@@ -104,7 +105,7 @@ export class DnsTemporaryService extends pulumi.ComponentResource {
     this.resource = new ServiceRecreation(`${name}-stand-in`, {
       kubeconfig: args.kubeconfig,
       moves: {},
-      standIns: pulumi.output(args.finalIP).apply((ip) => ({ [`${standIn.namespace}/${standIn.name}`]: { of: `${dns.namespace}/${dns.name}`, ip } })),
+      standIns: pulumi.output(args.finalIP).apply((ip) => ({ [serviceRefKey(standIn)]: { of: serviceRefKey(dns), ip } })),
       adoptJournals: false,
       journalNamespace: args.journalNamespace,
       version: args.version,
@@ -130,12 +131,12 @@ export class DnsFinalSwap extends pulumi.ComponentResource {
     if (!temporary || temporary.namespace !== dns.namespace || typeof temporary.name !== "string" || temporary.name === dns.name) {
       throw new pulumi.ResourceError(`temporary must be the DNS stand-in in namespace ${dns.namespace} (pass the DnsTemporaryService); got ${JSON.stringify(temporary)}`, this);
     }
-    const key = `${dns.namespace}/${dns.name}`;
+    const key = serviceRefKey(dns);
     const dependsOn = args.temporary instanceof DnsTemporaryService ? [args.temporary] : [];
     this.resource = new ServiceRecreation(`${name}-swap`, {
       kubeconfig: args.kubeconfig,
       moves: pulumi.all([args.fromIP, args.toIP]).apply(([fromIP, toIP]) => ({
-        [key]: { fromIP, toIP, vacate: `${temporary.namespace}/${temporary.name}` },
+        [key]: { fromIP, toIP, vacate: serviceRefKey(temporary) },
       })),
       parallelism: 1,
       adoptJournals: false,

@@ -4,9 +4,10 @@ import { runServiceMoves } from "../lib/serviceMove/serviceMover";
 import { cidrContains, isCidr, isIpAddress } from "../lib/net/cidr";
 import { DEFAULT_JOURNAL_NAMESPACE } from "../lib/serviceMove/journal";
 import { DEFAULT_SERVICE_PARALLELISM } from "../lib/config/migrationConfig";
+import { parseServiceRefKey, serviceRefKey } from "../lib/serviceMove/serviceRef";
 import { WireInputs, containsUnknown, kubeConfigFrom, withSecretOutputs } from "./wire";
 import {
-  DEFAULT_DELETE_TIMEOUT_SECONDS, KubernetesServiceRequest, KubernetesServiceResult, MoveResult, ServiceMoveRequest, ServiceRef, StandInRequest,
+  DEFAULT_DELETE_TIMEOUT_SECONDS, KubernetesServiceRequest, KubernetesServiceResult, MoveResult, ServiceMoveRequest, StandInRequest,
 } from "../lib/serviceMove/moveTypes";
 
 /**
@@ -98,11 +99,6 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
 
-function parseKey(key: string): ServiceRef | undefined {
-  const parts = key.split("/");
-  return parts.length === 2 && parts[0] !== "" && parts[1] !== "" ? { namespace: parts[0], name: parts[1] } : undefined;
-}
-
 function checkInputs(news: Inputs): { inputs: Inputs; failures: pulumi.dynamic.CheckFailure[] } {
   const failures: pulumi.dynamic.CheckFailure[] = [];
   const fail = (property: string, reason: string) => { failures.push({ property, reason }); };
@@ -148,7 +144,7 @@ function checkInputs(news: Inputs): { inputs: Inputs; failures: pulumi.dynamic.C
       const planned = new Map<string, string>();
       for (const [key, entry] of Object.entries(moves)) {
         const property = `moves["${key}"]`;
-        if (!parseKey(key)) { fail(property, `"${key}" is not a Service key; use "namespace/name"`); continue; }
+        if (!parseServiceRefKey(key)) { fail(property, `"${key}" is not a Service key; use "namespace/name"`); continue; }
         if (containsUnknown(entry) && !isRecord(entry)) continue;
         if (!isRecord(entry)) { fail(property, `Service ${key}: the move must be { fromIP, toIP }; got ${JSON.stringify(entry)}`); continue; }
         for (const field of ["fromIP", "toIP"]) {
@@ -165,7 +161,7 @@ function checkInputs(news: Inputs): { inputs: Inputs; failures: pulumi.dynamic.C
         if (entry.type === "LoadBalancer" && inputs.allowLoadBalancerRecreate !== true && !containsUnknown(inputs.allowLoadBalancerRecreate)) {
           fail(property, `Service ${key} is a LoadBalancer: re-creating it can give its cloud load balancer a new external address; set cidr-migration:services.allowLoadBalancerRecreate to true to consent, or leave it out`);
         }
-        if (entry.vacate !== undefined && !containsUnknown(entry.vacate) && (typeof entry.vacate !== "string" || !parseKey(entry.vacate))) {
+        if (entry.vacate !== undefined && !containsUnknown(entry.vacate) && (typeof entry.vacate !== "string" || !parseServiceRefKey(entry.vacate))) {
           fail(property, `Service ${key}: vacate must be a "namespace/name"; got ${JSON.stringify(entry.vacate)}`);
         }
       }
@@ -184,9 +180,9 @@ function checkInputs(news: Inputs): { inputs: Inputs; failures: pulumi.dynamic.C
     if (!isRecord(standIns)) fail("standIns", `standIns must be a map of "namespace/name" to { of, ip }; got ${JSON.stringify(standIns)}`);
     else for (const [key, entry] of Object.entries(standIns)) {
       const property = `standIns["${key}"]`;
-      if (!parseKey(key)) { fail(property, `"${key}" is not a Service key; use "namespace/name"`); continue; }
+      if (!parseServiceRefKey(key)) { fail(property, `"${key}" is not a Service key; use "namespace/name"`); continue; }
       if (containsUnknown(entry)) continue;
-      if (!isRecord(entry) || typeof entry.of !== "string" || !parseKey(entry.of)) { fail(property, `stand-in ${key}: of must be the "namespace/name" of the Service it stands in for`); continue; }
+      if (!isRecord(entry) || typeof entry.of !== "string" || !parseServiceRefKey(entry.of)) { fail(property, `stand-in ${key}: of must be the "namespace/name" of the Service it stands in for`); continue; }
       const problem = ipProblem(entry.ip, `stand-in ${key}: ip`);
       if (problem) fail(property, problem);
     }
@@ -244,10 +240,10 @@ async function applyChecked(news: Inputs): Promise<ServiceRecreationOutputs> {
   const moves = inputs.moves as Record<string, ServiceMoveEntry>;
   const standIns = inputs.standIns as Record<string, { of: string; ip: string }>;
   const requests: ServiceMoveRequest[] = Object.entries(moves).map(([key, entry]) => ({
-    ...parseKey(key)!, fromIP: entry.fromIP, toIP: entry.toIP, type: entry.type,
-    ...(entry.vacate ? { vacate: parseKey(entry.vacate)! } : {}),
+    ...parseServiceRefKey(key)!, fromIP: entry.fromIP, toIP: entry.toIP, type: entry.type,
+    ...(entry.vacate ? { vacate: parseServiceRefKey(entry.vacate)! } : {}),
   }));
-  const standInRequests: StandInRequest[] = Object.entries(standIns).map(([key, entry]) => ({ ...parseKey(key)!, of: parseKey(entry.of)!, ip: entry.ip }));
+  const standInRequests: StandInRequest[] = Object.entries(standIns).map(([key, entry]) => ({ ...parseServiceRefKey(key)!, of: parseServiceRefKey(entry.of)!, ip: entry.ip }));
   const report = await runServiceMoves(kc, {
     moves: requests,
     standIns: standInRequests,
@@ -272,9 +268,9 @@ async function applyChecked(news: Inputs): Promise<ServiceRecreationOutputs> {
     adoptJournals: inputs.adoptJournals as boolean,
     deleteTimeoutSeconds: inputs.deleteTimeoutSeconds as number,
     version: inputs.version as string,
-    results: Object.fromEntries(report.results.map((r) => [`${r.namespace}/${r.name}`, r])),
+    results: Object.fromEntries(report.results.map((r) => [serviceRefKey(r), r])),
     ...(report.kubernetesService ? { kubernetesServiceResult: report.kubernetesService } : {}),
-    standInResults: Object.fromEntries(report.standIns.map((s) => [`${s.namespace}/${s.name}`, { ip: s.ip, outcome: s.outcome }])),
+    standInResults: Object.fromEntries(report.standIns.map((s) => [serviceRefKey(s), { ip: s.ip, outcome: s.outcome }])),
     gapP50Millis: percentile(gaps, 0.5),
     gapMaxMillis: gaps.length ? gaps[gaps.length - 1] : 0,
     warnings: report.warnings,

@@ -1,6 +1,7 @@
 import { isCidr, isIpAddress } from "../net/cidr";
 import { UserError } from "../config/errors";
 import { Inventory } from "./inventory";
+import { serviceRefKey } from "../serviceMove/serviceRef";
 
 /**
  * An inventory read from a file (`--inventory`), checked before anything plans from it: discovery always writes a
@@ -31,7 +32,7 @@ export function checkInventory(data: unknown, what: string): Inventory {
       fail(at, `has namespace ${show(s.namespace)} and name ${show(s.name)}; both must be non-empty strings`);
       return;
     }
-    const key = `${s.namespace}/${s.name}`;
+    const key = serviceRefKey(s);
     const label = `${at} (${key})`;
     const first = serviceKeys.get(key);
     if (first !== undefined) fail(label, `lists the Service again (first at services[${first}])`);

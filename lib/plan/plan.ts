@@ -9,6 +9,7 @@ import { NodeMove, Plan, PlanPhase, PlanStep, PlanWarning, PhaseName, ServiceMov
 import { planRefusals } from "./planRefusals";
 import { CILIUM_OPERATOR } from "../podNetwork/ciliumPool";
 import { standInName } from "../serviceMove/planMoves";
+import { serviceRefKey } from "../serviceMove/serviceRef";
 
 /**
  * Pure: (MigrationConfig, Inventory) → Plan. No I/O, no clock, no randomness: the same inputs give byte-identical JSON.
@@ -50,7 +51,6 @@ export const STEP_ESTIMATE_SECONDS = {
   verify: 60,
 } as const;
 
-const serviceKey = (s: { namespace: string; name: string }) => `${s.namespace}/${s.name}`;
 const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** Sorts by a key computed once per item (a comparator building strings would rebuild them n log n times). */
@@ -97,14 +97,14 @@ function planCluster(config: MigrationConfig, inventory: Inventory): Plan {
     oldClusterIP: kubernetesRow && isIpAddress(kubernetesRow.oldClusterIP) ? kubernetesRow.oldClusterIP : kubernetesServiceIP(config.serviceCidr.from),
     newClusterIP: newKubernetesIP,
   };
-  const dnsKey = serviceKey(config.dns);
+  const dnsKey = serviceRefKey(config.dns);
   const dnsMove = services.find((s) => s.namespace === config.dns.namespace && s.name === config.dns.name);
   const standInService = standInName(config.dns.name);
   const standIn = services.find((s) => s.namespace === config.dns.namespace && s.name === standInService);
   if (!dnsMove) {
     warnings.push(
       standIn && isIpAddress(standIn.oldClusterIP)
-        ? { code: "DNS_SERVICE_MISSING", message: `the DNS Service was not found but its stand-in ${serviceKey(standIn)} holds ${standIn.oldClusterIP}: an interrupted dns/final-swap, which a re-run finishes from its journal`, object: `Service ${dnsKey}` }
+        ? { code: "DNS_SERVICE_MISSING", message: `the DNS Service was not found but its stand-in ${serviceRefKey(standIn)} holds ${standIn.oldClusterIP}: an interrupted dns/final-swap, which a re-run finishes from its journal`, object: `Service ${dnsKey}` }
         : { code: "DNS_SERVICE_MISSING", message: `the DNS Service was not found; it is planned at the conventional ${dnsServiceIP(config.serviceCidr.to)}`, object: `Service ${dnsKey}` },
     );
   }
@@ -149,12 +149,12 @@ type Placement = "no-ip" | "new-range" | "old-range" | "outside";
 function planServices(config: MigrationConfig, live: ServiceInfo[], kubernetesNewIP: string, warnings: PlanWarning[]): ServiceMove[] {
   const { from, to } = config.serviceCidr;
   const mapper = new AddressMapper(from, to, [kubernetesNewIP]);
-  const dnsKey = serviceKey(config.dns);
+  const dnsKey = serviceRefKey(config.dns);
   // Between dns/temporary-service and dns/final-swap the DNS stand-in holds the DNS Service's final IP: a re-run
   // plans the DNS Service onto that IP again rather than around it.
-  const standInKey = serviceKey({ namespace: config.dns.namespace, name: standInName(config.dns.name) });
+  const standInKey = serviceRefKey({ namespace: config.dns.namespace, name: standInName(config.dns.name) });
   // Sorted in place by a key computed once per Service: at 500,000 Services wrapper arrays cost more than the sort.
-  const entries = live.map((s) => ({ s, key: serviceKey(s), placement: placementOf(s, from, to), newIp: undefined as string | undefined }));
+  const entries = live.map((s) => ({ s, key: serviceRefKey(s), placement: placementOf(s, from, to), newIp: undefined as string | undefined }));
   // The apiserver lists in etcd key order, which is namespace/name order: then the sort is one linear check.
   if (!entries.every((e, i) => i === 0 || compare(entries[i - 1].key, e.key) <= 0)) entries.sort((a, b) => compare(a.key, b.key));
   refuseDuplicateClusterIPs(entries);
@@ -355,14 +355,14 @@ function planPhases(config: MigrationConfig, cni: Plan["cni"], services: Service
     ? [step("services/default/kubernetes", "recreate-by-apiserver", "Service default/kubernetes", controlPlaneDone, E.kubernetesService)]
     : [];
   const serviceSteps = moving
-    .filter((s) => !isKubernetesService(s) && serviceKey(s) !== dnsKey)
-    .map((s) => step(`services/${serviceKey(s)}`, "recreate", `Service ${serviceKey(s)}: ${s.oldClusterIP} -> ${s.newClusterIP}`, controlPlaneDone, E.serviceMove));
+    .filter((s) => !isKubernetesService(s) && serviceRefKey(s) !== dnsKey)
+    .map((s) => step(`services/${serviceRefKey(s)}`, "recreate", `Service ${serviceRefKey(s)}: ${s.oldClusterIP} -> ${s.newClusterIP}`, controlPlaneDone, E.serviceMove));
   const servicesPhase = phase("services", [...kubernetesSteps, ...serviceSteps]);
   const lanes = Math.max(1, config.services.parallelism);
   phases[phases.length - 1].estimateSeconds = Math.max(kubernetesSteps.length > 0 ? E.kubernetesService : 0, Math.ceil(serviceSteps.length / lanes) * E.serviceMove);
   const servicesDone = servicesPhase.length > 0 ? servicesPhase.map((s) => s.id) : controlPlaneDone;
 
-  const dnsMove = moving.find((s) => serviceKey(s) === dnsKey);
+  const dnsMove = moving.find((s) => serviceRefKey(s) === dnsKey);
   const dnsTarget = dnsMove ? `Service ${dnsKey}: ${dnsMove.oldClusterIP} -> ${dnsMove.newClusterIP}` : "";
   const dnsTemporary = dnsMove ? step("dns/temporary-service", "create-temporary-dns", dnsTarget, servicesDone, E.dnsStep) : undefined;
   const dnsFinal = dnsMove ? step("dns/final-swap", "recreate-dns", dnsTarget, [], E.dnsStep) : undefined;

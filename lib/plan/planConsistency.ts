@@ -1,6 +1,7 @@
 import { cidrContains, isIpAddress, kubernetesServiceIP, parseCanonicalDottedQuad, parseCidr } from "../net/cidr";
 import { Plan, ServiceMove } from "./planModel";
 import { serviceMovesFromPlan, standInName } from "../serviceMove/planMoves";
+import { serviceRefKey } from "../serviceMove/serviceRef";
 
 /**
  * One check that a Plan agrees with itself, run on every plan built (lib/plan/plan.ts): its summary (kubernetesService,
@@ -34,7 +35,6 @@ export function assertPlanConsistent(plan: Plan): void {
 /** Enough to find the cause; a broken plan of 500,000 Services need not list them all. */
 const MAX_REPORTED = 20;
 
-const keyOf = (s: { namespace: string; name: string }) => `${s.namespace}/${s.name}`;
 const isKubernetes = (s: { namespace: string; name: string }) => s.namespace === "default" && s.name === "kubernetes";
 
 export function planInconsistencies(plan: Plan): string[] {
@@ -47,10 +47,10 @@ export function planInconsistencies(plan: Plan): string[] {
   // Services: one row per Service, in namespace/name order (the planner sorts), what each ends up holding, and the
   // services phase's steps in the same order, in one pass.
   const services = plan.services;
-  const dnsKey = keyOf(plan.dns);
+  const dnsKey = serviceRefKey(plan.dns);
   const dnsRow = services.find((s) => s.namespace === plan.dns.namespace && s.name === plan.dns.name);
   const dnsMoves = dnsRow?.action === "recreate";
-  const standInKey = keyOf({ namespace: plan.dns.namespace, name: standInName(plan.dns.name) });
+  const standInKey = serviceRefKey({ namespace: plan.dns.namespace, name: standInName(plan.dns.name) });
   const allServiceSteps = phase("services");
   const kubernetesSteps = allServiceSteps.filter((st) => st.action === "recreate-by-apiserver").length;
   const serviceSteps = allServiceSteps.filter((st) => st.action !== "recreate-by-apiserver");
@@ -66,7 +66,7 @@ export function planInconsistencies(plan: Plan): string[] {
   let stepsAgree = true;
   for (let i = 0; i < services.length; i++) {
     const s = services[i];
-    const key = `${s.namespace}/${s.name}`;
+    const key = serviceRefKey(s);
     if (i > 0 && previous >= key) add(previous === key ? `Service ${key} has two rows` : `Service ${key} is listed after ${previous}, out of namespace/name order`);
     previous = key;
     const final = s.newClusterIP ?? (s.oldClusterIP !== undefined && s.oldClusterIP !== "None" && isIpAddress(s.oldClusterIP) ? s.oldClusterIP : undefined);
@@ -100,7 +100,7 @@ export function planInconsistencies(plan: Plan): string[] {
     if (sorted[i] === sorted[i - 1]) duplicates.add(formatIPv4(sorted[i]));
   }
   for (const address of duplicates) {
-    const owners = services.filter((s) => (s.newClusterIP ?? s.oldClusterIP) === address).map(keyOf);
+    const owners = services.filter((s) => (s.newClusterIP ?? s.oldClusterIP) === address).map(serviceRefKey);
     const standInShares = dnsMoves && owners.length === 2 && owners.includes(dnsKey) && owners.includes(standInKey) && address === plan.dns.newClusterIP;
     if (!standInShares) add(`Services ${owners.join(" and ")} both get ${address}`);
   }
@@ -124,7 +124,7 @@ export function planInconsistencies(plan: Plan): string[] {
     }
     if ((kubernetesRow.action === "recreate") !== kubernetesMoves) add(`Service default/kubernetes is "${kubernetesRow.action}" while its IP goes ${k.oldClusterIP} -> ${k.newClusterIP}`);
   } else if (holds(k.newClusterIP)) {
-    add(`Service ${services.filter((s) => (s.newClusterIP ?? s.oldClusterIP) === k.newClusterIP).map(keyOf).join(", ")} gets ${k.newClusterIP}, the kubernetes Service's new IP`);
+    add(`Service ${services.filter((s) => (s.newClusterIP ?? s.oldClusterIP) === k.newClusterIP).map(serviceRefKey).join(", ")} gets ${k.newClusterIP}, the kubernetes Service's new IP`);
   }
 
   // The DNS Service: the summary is its row.
@@ -300,7 +300,7 @@ function inRange(cidr: string, ip: string): boolean {
 /** Where steps and services phase disagree, said per step and per Service (only run once they do disagree). */
 function serviceStepMismatches(services: ServiceMove[], serviceSteps: Plan["phases"][number]["steps"], dnsKey: string): string[] {
   const out: string[] = [];
-  const rows = new Map(services.map((s) => [keyOf(s), s]));
+  const rows = new Map(services.map((s) => [serviceRefKey(s), s]));
   const stepped = new Set<string>();
   for (const step of serviceSteps) {
     const key = step.id.slice("services/".length);

@@ -5,6 +5,7 @@ import { Inventory } from "./inventory";
 import { MigrationConfig } from "../config/migrationConfig";
 import { Plan, ServiceMove } from "./planModel";
 import { standInName } from "../serviceMove/planMoves";
+import { serviceRefKey } from "../serviceMove/serviceRef";
 
 /**
  * What buildPlan refuses (exit 2), one problem per config key: a config the cluster contradicts, or a migration that
@@ -15,12 +16,11 @@ export function planRefusals(config: MigrationConfig, inventory: Inventory, plan
   return [...dnsService(config, plan), ...cni(config, inventory), ...serviceRange(config, inventory, plan), ...unlistedNodes(config, inventory, plan)];
 }
 
-const key = (s: { namespace: string; name: string }) => `${s.namespace}/${s.name}`;
 const problem = (configKey: string, message: string): ConfigProblem => ({ key: `${CONFIG_NAMESPACE}:${configKey}`, message });
 
 /** dns.service must name a Service the cluster has, with a ClusterIP: the stand-in and the final swap copy it. */
 function dnsService(config: MigrationConfig, plan: Plan): ConfigProblem[] {
-  const dnsKey = key(config.dns);
+  const dnsKey = serviceRefKey(config.dns);
   const row = plan.services.find((s) => s.namespace === config.dns.namespace && s.name === config.dns.name);
   if (row && isIpAddress(row.oldClusterIP)) return [];
   if (!row) {
@@ -39,8 +39,8 @@ function dnsCandidate(services: ServiceMove[], config: MigrationConfig, wrong: S
   const candidates = ["kube-system/kube-dns", "kube-system/coredns", "kube-system/rke2-coredns-rke2-coredns"];
   const found = candidates
     .map((c) => services.find((s) => s.namespace === c.split("/")[0] && s.name === c.split("/")[1] && s !== wrong && isIpAddress(s.oldClusterIP)))
-    .find((s) => s !== undefined && key(s) !== key(config.dns));
-  return found ? `, e.g. ${key(found)} (it holds ${found.oldClusterIP})` : "";
+    .find((s) => s !== undefined && serviceRefKey(s) !== serviceRefKey(config.dns));
+  return found ? `, e.g. ${serviceRefKey(found)} (it holds ${found.oldClusterIP})` : "";
 }
 
 /** A configured CNI that discovery contradicts would leave the real one's pod range unchanged. */

@@ -1,9 +1,5 @@
 /** What the Service mover is asked to do, and what it reports. Plain data: the dynamic provider's inputs and outputs. */
-
-export interface ServiceRef {
-  namespace: string;
-  name: string;
-}
+import { ServiceRef } from "./serviceRef";
 
 /** One Service to re-create at its planned ClusterIP. */
 export interface ServiceMoveRequest extends ServiceRef {

@@ -6,12 +6,13 @@ import {
 } from "./dependents";
 import { findOwnedObjects } from "./dependentsScan";
 import { faultPoint } from "./faultHook";
-import { DEFAULT_JOURNAL_NAMESPACE, JournaledDependent, JournalEntry, serviceKey } from "./journal";
+import { DEFAULT_JOURNAL_NAMESPACE, JournaledDependent, JournalEntry } from "./journal";
+import { ServiceRef, serviceRefKey } from "./serviceRef";
 import { JournalStore, loadJournal } from "./journalStore";
 import { isKubeApiError, isStatus, isTransient, KubeApiError, KubeObject, kubeRest, KubeRest, paths } from "./kubeRest";
 import {
   DEFAULT_DELETE_TIMEOUT_SECONDS, KubernetesServiceRequest, KubernetesServiceResult, MoveReport, MoveResult, MoverOptions, ServiceMoveRequest,
-  ServiceMoveSpec, ServiceRef, StandInRequest,
+  ServiceMoveSpec, StandInRequest,
 } from "./moveTypes";
 import { buildRecreateBody, clusterIpsOf, differingUserFields, holdsNoClusterIp, spec, userMetadata } from "./recreateBody";
 import { adaptiveLimit, inAdaptiveLanes } from "./adaptiveLanes";
@@ -85,10 +86,6 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 const nowMs = () => Number(process.hrtime.bigint()) / 1e6;
 const round = (ms: number) => Math.round(ms * 100) / 100;
 
-function keyOf(ref: ServiceRef): string {
-  return serviceKey(ref.namespace, ref.name);
-}
-
 function uidOf(object: KubeObject | undefined): string | undefined {
   return object?.metadata?.uid;
 }
@@ -158,7 +155,7 @@ async function retrying<T>(step: () => Promise<T>): Promise<T> {
 }
 
 function journalWhere(ctx: Context, ref: ServiceRef): string {
-  return ctx.journal.where(keyOf(ref));
+  return ctx.journal.where(serviceRefKey(ref));
 }
 
 /** Writes (or rewrites) the entry; it is durable once the apiserver answers (etcd has committed it). */
@@ -179,7 +176,7 @@ async function readCluster(ctx: Context): Promise<ClusterView> {
   const services = await ctx.rest.list("/api/v1/services");
   const view: ClusterView = { services: new Map(), ipHolders: new Map(), journals: ctx.journal.entries };
   for (const service of services) {
-    const key = serviceKey(service.metadata?.namespace ?? "", service.metadata?.name ?? "");
+    const key = serviceRefKey({ namespace: service.metadata?.namespace ?? "", name: service.metadata?.name ?? "" });
     view.services.set(key, service);
     for (const ip of clusterIpsOf(service)) if (ip !== "None") view.ipHolders.set(ip, key);
   }
@@ -187,7 +184,7 @@ async function readCluster(ctx: Context): Promise<ClusterView> {
 }
 
 function decide(ctx: Context, view: ClusterView, request: ServiceMoveRequest, problems: string[]): Decision | undefined {
-  const key = keyOf(request);
+  const key = serviceRefKey(request);
   const live = view.services.get(key);
   const journal = view.journals.get(key);
   const where = `Service ${key}`;
@@ -198,7 +195,7 @@ function decide(ctx: Context, view: ClusterView, request: ServiceMoveRequest, pr
     return true;
   };
   const holder = view.ipHolders.get(request.toIP);
-  const vacateKey = request.vacate ? keyOf(request.vacate) : undefined;
+  const vacateKey = request.vacate ? serviceRefKey(request.vacate) : undefined;
   if (holder !== undefined && holder !== key && holder !== vacateKey) {
     problems.push(`${where}: its planned IP ${request.toIP} is held by Service ${holder}; run preview again so the plan picks a free IP, nothing was changed`);
     return undefined;
@@ -262,7 +259,7 @@ function validateSpec(moveSpec: ServiceMoveSpec, options: MoverOptions): string[
   const keys = new Set<string>();
   const targets = new Map<string, string>();
   for (const move of moveSpec.moves) {
-    const key = keyOf(move);
+    const key = serviceRefKey(move);
     if (keys.has(key)) problems.push(`Service ${key} is listed twice in the moves; list each Service once`);
     keys.add(key);
     const other = targets.get(move.toIP);
@@ -365,7 +362,7 @@ async function allocationHolder(ctx: Context, body: KubeObject, key: string): Pr
   const ips = clusterIpsOf(body);
   const ports = nodePortsOf(body);
   for (const other of await ctx.rest.list("/api/v1/services")) {
-    const otherKey = serviceKey(other.metadata?.namespace ?? "", other.metadata?.name ?? "");
+    const otherKey = serviceRefKey({ namespace: other.metadata?.namespace ?? "", name: other.metadata?.name ?? "" });
     if (otherKey === key) continue;
     const ip = clusterIpsOf(other).find((i) => ips.includes(i));
     if (ip) return `Service ${otherKey} (it holds ${ip})`;
@@ -439,7 +436,7 @@ async function deleteService(ctx: Context, ref: ServiceRef, uid: string | undefi
       return;
     } catch (err) {
       if (isStatus(err, 404)) return;
-      if (isStatus(err, 409)) throw moveError(`Service ${keyOf(ref)} was replaced by someone else before it could be deleted; nothing of it was deleted; ${where} holds the earlier object: compare, delete that Secret and run again`);
+      if (isStatus(err, 409)) throw moveError(`Service ${serviceRefKey(ref)} was replaced by someone else before it could be deleted; nothing of it was deleted; ${where} holds the earlier object: compare, delete that Secret and run again`);
       if (!isTransient(err) || attempt >= 5) throw err;
       // The delete may have happened and only its answer been lost.
       const current = await ctx.rest.getOptional(paths.service(ref.namespace, ref.name));
@@ -454,7 +451,7 @@ async function waitGone(ctx: Context, ref: ServiceRef, uid: string | undefined):
   for (;;) {
     const current = await ctx.rest.getOptional(paths.service(ref.namespace, ref.name));
     if (!current || uidOf(current) !== uid) return;
-    if (nowMs() > deadline) throw moveError(`Service ${keyOf(ref)} is still terminating ${Math.round(ctx.options.deleteTimeoutMs / 1000)} s after its delete (finalizers: ${(current.metadata?.finalizers ?? []).join(", ") || "none"}); let its controller finish and run again`);
+    if (nowMs() > deadline) throw moveError(`Service ${serviceRefKey(ref)} is still terminating ${Math.round(ctx.options.deleteTimeoutMs / 1000)} s after its delete (finalizers: ${(current.metadata?.finalizers ?? []).join(", ") || "none"}); let its controller finish and run again`);
     await sleep(POLL_MS);
   }
 }
@@ -466,7 +463,7 @@ async function waitGone(ctx: Context, ref: ServiceRef, uid: string | undefined):
  * once more just before, for the same reason (the apiserver deletes them with the Service).
  */
 async function deleteJournaled(ctx: Context, entry: JournalEntry, where: string): Promise<void> {
-  const key = serviceKey(entry.namespace, entry.name);
+  const key = serviceRefKey(entry);
   if (entry.endpoints) {
     const current = await ctx.rest.getOptional(paths.endpoints(entry.namespace, entry.name));
     if (current && !sameEndpoints(current, entry.endpoints)) {
@@ -496,7 +493,7 @@ async function deleteJournaled(ctx: Context, entry: JournalEntry, where: string)
 
 /** Deletes (the vacated stand-in, or the original) and creates at toIP; returns the created object and the gap. */
 async function swapIn(ctx: Context, entry: JournalEntry, live: KubeObject | undefined, where: string): Promise<{ created: KubeObject; gapMillis: number; attempts: number; createdAt?: number; bridgedMillis?: number }> {
-  const key = serviceKey(entry.namespace, entry.name);
+  const key = serviceRefKey(entry);
   const oldUid = uidOf(entry.service);
   if (entry.vacate) {
     // The final DNS swap: the old DNS Service (old IP, nobody resolves through it after the node rollout) goes
@@ -544,7 +541,7 @@ async function swapIn(ctx: Context, entry: JournalEntry, live: KubeObject | unde
 }
 
 function verifyService(entry: JournalEntry, live: KubeObject, where: string): void {
-  const key = serviceKey(entry.namespace, entry.name);
+  const key = serviceRefKey(entry);
   const { body } = buildRecreateBody(entry.service, entry.fromIP, entry.toIP);
   if (!clusterIpsOf(live).includes(entry.toIP)) {
     throw moveError(`Service ${key} holds ${clusterIpsOf(live).join(", ")} after its re-create, not the planned ${entry.toIP}; ${where} keeps the original`);
@@ -590,7 +587,7 @@ async function bridgeEndpointsTo(ctx: Context, created: KubeObject, slicesPath: 
  * those were first seen.
  */
 async function removeBridge(ctx: Context, entry: JournalEntry, created: KubeObject, where: string): Promise<number | undefined> {
-  const key = serviceKey(entry.namespace, entry.name);
+  const key = serviceRefKey(entry);
   const slicesPath = await endpointSlicesPath(ctx, entry.namespace);
   const bridge = await ctx.rest.list(slicesPath, { labelSelector: `${SERVICE_NAME_LABEL}=${entry.name},${MANAGED_BY_LABEL}=${BRIDGE_MANAGER}` });
   if (bridge.length === 0) return undefined;
@@ -623,7 +620,7 @@ function originalBody(original: KubeObject): KubeObject {
  */
 async function rollBack(ctx: Context, prepared: Prepared, reason: string): Promise<never> {
   const { entry, request } = prepared;
-  const key = keyOf(request);
+  const key = serviceRefKey(request);
   const where = journalWhere(ctx, request);
   let restored: KubeObject;
   try {
@@ -661,7 +658,7 @@ interface Swapped {
 /** Phase 1a: the journal entry of a move (written for all moves at once, see runServiceMoves). */
 function journalEntryFor(decision: Extract<Decision, { kind: "move" }>, ownedBy: Map<string, JournaledDependent[]>, endpointsOf: Map<string, KubeObject>): JournalEntry {
   const { request, live } = decision;
-  const endpoints = endpointsOf.get(keyOf(request));
+  const endpoints = endpointsOf.get(serviceRefKey(request));
   const found = [uidOf(live), uidOf(endpoints)].flatMap((uid) => (uid ? ownedBy.get(uid) ?? [] : []));
   // Dependents an interrupted run already detached are only in its journal; its copies are the originals.
   const dependents = new Map<string, JournaledDependent>();
@@ -688,7 +685,7 @@ function journalEntryFor(decision: Extract<Decision, { kind: "move" }>, ownedBy:
 async function detachMove(ctx: Context, request: ServiceMoveRequest, entry: JournalEntry): Promise<Prepared> {
   const owners = [uidOf(entry.service), uidOf(entry.endpoints)].filter((u): u is string => !!u);
   await detachDependents(ctx, entry.dependents, new Set(owners));
-  faultPoint("after-detach-dependents", keyOf(request));
+  faultPoint("after-detach-dependents", serviceRefKey(request));
   return { request, entry, live: entry.service, outcome: "moved" };
 }
 
@@ -707,7 +704,7 @@ async function abandon(ctx: Context, prepared: Prepared): Promise<boolean> {
 /** Phase 2, gap-critical: delete, create at toIP, verify, hand-made Endpoints back. */
 async function swapMove(ctx: Context, prepared: Prepared): Promise<Swapped> {
   const { entry, request } = prepared;
-  const key = keyOf(request);
+  const key = serviceRefKey(request);
   const where = journalWhere(ctx, request);
   const result: MoveResult = { namespace: request.namespace, name: request.name, outcome: prepared.outcome, fromIP: entry.fromIP, ip: entry.toIP };
   let created: KubeObject;
@@ -748,7 +745,7 @@ async function swapMove(ctx: Context, prepared: Prepared): Promise<Swapped> {
 /** Phase 3: Endpoints settled, dependents re-linked, everything verified; then its journal entry may go. */
 async function finishMove(ctx: Context, swapped: Swapped): Promise<void> {
   const { entry } = swapped.prepared;
-  const key = serviceKey(entry.namespace, entry.name);
+  const key = serviceRefKey(entry);
   const where = journalWhere(ctx, entry);
   if (entry.endpoints) await settleEndpoints(ctx, entry, swapped.uidMap);
   if (entry.vacate) {
@@ -774,7 +771,7 @@ async function finishMove(ctx: Context, swapped: Swapped): Promise<void> {
 
 async function moveKubernetesService(ctx: Context, view: ClusterView, request: KubernetesServiceRequest): Promise<KubernetesServiceResult> {
   const ref = { namespace: "default", name: "kubernetes" };
-  const key = keyOf(ref);
+  const key = serviceRefKey(ref);
   const where = journalWhere(ctx, ref);
   const live = view.services.get(key);
   const journal = view.journals.get(key);
@@ -828,16 +825,16 @@ async function moveKubernetesService(ctx: Context, view: ClusterView, request: K
 // ---------------------------------------------------------------- stand-ins
 
 async function ensureStandIn(ctx: Context, view: ClusterView, request: StandInRequest): Promise<{ outcome: "created" | "present" }> {
-  const key = keyOf(request);
+  const key = serviceRefKey(request);
   const existing = view.services.get(key);
   if (existing) {
     if (clusterIpsOf(existing).includes(request.ip)) return { outcome: "present" };
-    throw moveError(`Service ${key} exists at ${clusterIpsOf(existing).join(", ")}, but the stand-in for ${keyOf(request.of)} must be at ${request.ip}; delete it or choose another stand-in name`);
+    throw moveError(`Service ${key} exists at ${clusterIpsOf(existing).join(", ")}, but the stand-in for ${serviceRefKey(request.of)} must be at ${request.ip}; delete it or choose another stand-in name`);
   }
   const holder = view.ipHolders.get(request.ip);
-  if (holder) throw moveError(`the stand-in for ${keyOf(request.of)} needs ${request.ip}, which Service ${holder} holds; nothing was changed`);
-  const source = view.services.get(keyOf(request.of));
-  if (!source) throw moveError(`Service ${keyOf(request.of)} does not exist, so no stand-in can copy its selector and ports; check cidr-migration:dns`);
+  if (holder) throw moveError(`the stand-in for ${serviceRefKey(request.of)} needs ${request.ip}, which Service ${holder} holds; nothing was changed`);
+  const source = view.services.get(serviceRefKey(request.of));
+  if (!source) throw moveError(`Service ${serviceRefKey(request.of)} does not exist, so no stand-in can copy its selector and ports; check cidr-migration:dns`);
   await retrying(async () => {
     try {
       await ctx.rest.create(paths.services(request.namespace), buildStandInBody(source, request));
@@ -861,9 +858,9 @@ async function ensureStandIn(ctx: Context, view: ClusterView, request: StandInRe
  */
 function adoptedJournals(view: ClusterView, moveSpec: ServiceMoveSpec, adopt: boolean): ServiceMoveRequest[] {
   if (!adopt) return [];
-  const requested = new Set(moveSpec.moves.map(keyOf));
+  const requested = new Set(moveSpec.moves.map(serviceRefKey));
   return [...view.journals.values()]
-    .filter((entry) => entry.kind === "recreate" && !entry.vacate && !requested.has(serviceKey(entry.namespace, entry.name)))
+    .filter((entry) => entry.kind === "recreate" && !entry.vacate && !requested.has(serviceRefKey(entry)))
     .map((entry) => ({ namespace: entry.namespace, name: entry.name, fromIP: entry.fromIP, toIP: entry.toIP, type: spec(entry.service).type as string | undefined }));
 }
 
@@ -896,7 +893,7 @@ async function probeNewRange(ctx: Context, decisions: Decision[], view: ClusterV
     }));
   } catch (err) {
     if (!isStatus(err, 422)) throw moveError(failureLine(err, ctx.rest.server, `checking that ${toIP} can be allocated`));
-    throw moveError(`kube-apiserver refuses ClusterIP ${toIP} (planned for Service ${keyOf(firstMove.request)}): ${(err as KubeApiError).apiMessage}; nothing was deleted. Check that every kube-apiserver runs with the new --service-cluster-ip-range, that a ServiceCIDR covers the new range (step service-cidr-open) and, on 1.33, that DisableAllocatorDualWrite=true is set (preflight SERVICE_ALLOCATOR_DUAL_WRITE); then run again`);
+    throw moveError(`kube-apiserver refuses ClusterIP ${toIP} (planned for Service ${serviceRefKey(firstMove.request)}): ${(err as KubeApiError).apiMessage}; nothing was deleted. Check that every kube-apiserver runs with the new --service-cluster-ip-range, that a ServiceCIDR covers the new range (step service-cidr-open) and, on 1.33, that DisableAllocatorDualWrite=true is set (preflight SERVICE_ALLOCATOR_DUAL_WRITE); then run again`);
   }
   await removeProbes(ctx);
 }
@@ -951,12 +948,12 @@ export async function runServiceMoves(kc: KubeConfig, moveSpec: ServiceMoveSpec,
     if (toMove.length > 0) {
       await inLanes(toMove.filter((d) => !hasSelector(d.live)), ctx.options.parallelism * 2, async (d) => {
         const endpoints = await rest.getOptional(paths.endpoints(d.request.namespace, d.request.name));
-        if (endpoints) endpointsOf.set(keyOf(d.request), endpoints);
+        if (endpoints) endpointsOf.set(serviceRefKey(d.request), endpoints);
       }, () => false);
       const owners = new Set<string>();
       for (const d of toMove) {
         owners.add(uidOf(d.live)!);
-        const endpoints = endpointsOf.get(keyOf(d.request));
+        const endpoints = endpointsOf.get(serviceRefKey(d.request));
         if (endpoints) owners.add(uidOf(endpoints)!);
       }
       const scan = await findOwnedObjects(rest, new Set(toMove.map((d) => d.request.namespace)), owners);
@@ -985,14 +982,14 @@ export async function runServiceMoves(kc: KubeConfig, moveSpec: ServiceMoveSpec,
     const fresh = work.filter((d): d is Extract<Decision, { kind: "move" }> => d.kind === "move");
     try {
       const entries = fresh.map((d) => journalEntryFor(d, ownedBy, endpointsOf));
-      for (const d of fresh) faultPoint("before-journal", keyOf(d.request));
+      for (const d of fresh) faultPoint("before-journal", serviceRefKey(d.request));
       await ctx.journal.writeAll(entries);
-      for (const d of fresh) faultPoint("after-journal", keyOf(d.request));
+      for (const d of fresh) faultPoint("after-journal", serviceRefKey(d.request));
       await inLanes(fresh.map((d, i) => ({ d, entry: entries[i] })), wide, async ({ d, entry }) => {
         try {
           prepared.push(await detachMove(ctx, d.request, entry));
         } catch (err) {
-          fail(keyOf(d.request))(err);
+          fail(serviceRefKey(d.request))(err);
         }
       }, stopped);
     } catch (err) {
@@ -1001,10 +998,10 @@ export async function runServiceMoves(kc: KubeConfig, moveSpec: ServiceMoveSpec,
     for (const d of work) if (d.kind === "resume") prepared.push({ request: d.request, entry: d.entry, live: d.live, outcome: "completed-from-journal" });
     if (failures.length > 0) {
       const undone = await Promise.all(fresh.map((d) => {
-        const entry = ctx.journal.entries.get(keyOf(d.request));
-        return entry ? abandon(ctx, { request: d.request, entry, live: d.live, outcome: "moved" }).catch((err) => { fail(keyOf(d.request))(err); return false; }) : false;
+        const entry = ctx.journal.entries.get(serviceRefKey(d.request));
+        return entry ? abandon(ctx, { request: d.request, entry, live: d.live, outcome: "moved" }).catch((err) => { fail(serviceRefKey(d.request))(err); return false; }) : false;
       }));
-      await ctx.journal.remove(fresh.filter((_, i) => undone[i]).map((d) => keyOf(d.request))).catch((err) => { failures.push(failureLine(err, rest.server, "removing journal entries")); });
+      await ctx.journal.remove(fresh.filter((_, i) => undone[i]).map((d) => serviceRefKey(d.request))).catch((err) => { failures.push(failureLine(err, rest.server, "removing journal entries")); });
       await kubernetes;
       throw moveError([...failures, "no Service was deleted; run again once the above is fixed"].join("\n"));
     }
@@ -1017,7 +1014,7 @@ export async function runServiceMoves(kc: KubeConfig, moveSpec: ServiceMoveSpec,
     const settling: Promise<void>[] = [];
     const started = new Set<Prepared>();
     const finished: string[] = [];
-    const finish = (s: Swapped) => finishMove(ctx, s).then(() => { finished.push(keyOf(s.prepared.request)); }, fail(keyOf(s.prepared.request)));
+    const finish = (s: Swapped) => finishMove(ctx, s).then(() => { finished.push(serviceRefKey(s.prepared.request)); }, fail(serviceRefKey(s.prepared.request)));
     const lanes = adaptiveLimit(ctx.options.parallelism);
     await inAdaptiveLanes(prepared, lanes, async (p) => {
       started.add(p);
@@ -1030,7 +1027,7 @@ export async function runServiceMoves(kc: KubeConfig, moveSpec: ServiceMoveSpec,
         if (p.entry.endpoints) settling.push(finish(s));
         else swapped.push(s);
       } catch (err) {
-        fail(keyOf(p.request))(err);
+        fail(serviceRefKey(p.request))(err);
       }
     }, stopped);
 
@@ -1040,8 +1037,8 @@ export async function runServiceMoves(kc: KubeConfig, moveSpec: ServiceMoveSpec,
     await inLanes(swapped, wide, finish, () => false);
     await Promise.all(settling);
     const notStarted = prepared.filter((p) => !started.has(p));
-    const undone = await Promise.all(notStarted.map((p) => abandon(ctx, p).catch((err) => { fail(keyOf(p.request))(err); return false; })));
-    const removable = [...finished, ...notStarted.filter((_, i) => undone[i]).map((p) => keyOf(p.request))];
+    const undone = await Promise.all(notStarted.map((p) => abandon(ctx, p).catch((err) => { fail(serviceRefKey(p.request))(err); return false; })));
+    const removable = [...finished, ...notStarted.filter((_, i) => undone[i]).map((p) => serviceRefKey(p.request))];
     await ctx.journal.remove(removable).catch((err) => { failures.push(failureLine(err, rest.server, "removing journal entries of finished moves")); });
     for (const key of finished) faultPoint("after-journal-remove", key);
     report.kubernetesService = await kubernetes;
@@ -1054,7 +1051,7 @@ export async function runServiceMoves(kc: KubeConfig, moveSpec: ServiceMoveSpec,
     if (failures.length > 0) {
       throw moveError([...failures, ...(notStarted.length > 0 ? [`${notStarted.length} other Service move(s) were not started (nothing of them changed); run again once the above is fixed`] : [])].join("\n"));
     }
-    report.results.sort((a, b) => keyOf(a).localeCompare(keyOf(b)));
+    report.results.sort((a, b) => serviceRefKey(a).localeCompare(serviceRefKey(b)));
     report.totalMillis = round(nowMs() - started0);
     return report;
   } finally {
