@@ -210,3 +210,34 @@ describe("CiliumConfig (under mocks)", () => {
     assert.throws(() => new CiliumConfig("bad", { podCidr: "10.48.0.0/16", nodeMaskSize: 0, runId: "r" }), /nodeMaskSize 0 is not an IPv4 mask size/);
   });
 });
+
+describe("KubeProxyConfig, FlannelConfig and CiliumConfig share ConfigMapEditThenRestart (under mocks)", () => {
+  // The URNs the state already holds (before the three shared one shape): a change here would make the engine
+  // replace the system patches instead of updating them.
+  const cases: Array<[string, () => unknown, string[]]> = [
+    ["KubeProxyConfig", () => new KubeProxyConfig("kube-proxy", { podCidr: "10.48.0.0/16", runId: "2024-05-01" }), [
+        "cidr-migration:kubeProxyConfig:KubeProxyConfig::kube-proxy",
+        "cidr-migration:kubeProxyConfig:KubeProxyConfig$kubernetes:core/v1:ConfigMap::kube-proxy-live",
+        "cidr-migration:kubeProxyConfig:KubeProxyConfig$kubernetes:core/v1:ConfigMapPatch::kube-proxy-config",
+        "cidr-migration:kubeProxyConfig:KubeProxyConfig$kubernetes:apps/v1:DaemonSetPatch::kube-proxy-restart",
+      ]],
+    ["FlannelConfig", () => new FlannelConfig("flannel", { podCidr: "10.48.0.0/16", runId: "2024-05-01" }), [
+        "cidr-migration:flannelConfig:FlannelConfig::flannel",
+        "cidr-migration:flannelConfig:FlannelConfig$kubernetes:core/v1:ConfigMap::flannel-live",
+        "cidr-migration:flannelConfig:FlannelConfig$kubernetes:core/v1:ConfigMapPatch::flannel-config",
+        "cidr-migration:flannelConfig:FlannelConfig$kubernetes:apps/v1:DaemonSetPatch::flannel-restart",
+      ]],
+    ["CiliumConfig", () => new CiliumConfig("cilium", { podCidr: "10.48.0.0/16", nodeMaskSize: 24, runId: "2024-05-01" }), [
+        "cidr-migration:ciliumConfig:CiliumConfig::cilium",
+        "cidr-migration:ciliumConfig:CiliumConfig$kubernetes:core/v1:ConfigMap::cilium-live",
+        "cidr-migration:ciliumConfig:CiliumConfig$kubernetes:core/v1:ConfigMapPatch::cilium-config",
+        "cidr-migration:ciliumConfig:CiliumConfig$kubernetes:apps/v1:DeploymentPatch::cilium-restart-operator",
+      ]],
+  ];
+  for (const [component, build, expected] of cases) {
+    it(`${component}: the component and its live read, config patch and restart keep their URNs`, async () => {
+      const graph = await captureGraph(build, { readState: liveObjects() });
+      assert.deepEqual(graph.resources.map((r) => r.urn.replace("urn:pulumi:test::cidr-migration::", "")), expected);
+    });
+  }
+});
