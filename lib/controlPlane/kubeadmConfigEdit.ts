@@ -7,7 +7,7 @@
  * back (and the Calico operator derives its default pool from it).
  *
  * API: `setKubeadmNetworking(clusterConfiguration, { podSubnet?, serviceSubnet? }, source?)` →
- * `{ text, changed, before: { podSubnet?, serviceSubnet? } }`. Only the named values change (lib/controlPlane/yamlMapEdit,
+ * `{ text, changed, before: { podSubnet?, serviceSubnet? } }`. Only the named values change (lib/yaml/yamlMapEdit,
  * lossless); a missing key is added under `networking` (kubeadm leaves podSubnet out when the cluster was made
  * without --pod-network-cidr). Refused: a text that is not a ClusterConfiguration, or has no `networking` mapping.
  *
@@ -18,8 +18,8 @@
 import { isMap, isSeq, parseDocument, YAMLMap, YAMLSeq } from "yaml";
 import { normalizeCidr } from "../net/cidr";
 import { UserError } from "../config/errors";
-import { YamlEditError } from "./yamlCstEdit";
-import { MapScalarEdit, editMapScalars, readMapScalar } from "./yamlMapEdit";
+import { YamlEditError } from "../yaml/yamlCstEdit";
+import { MapScalarEdit, editMapScalars, readMapScalar } from "../yaml/yamlMapEdit";
 
 export const KUBEADM_CLUSTER_CONFIGURATION_KEY = "ClusterConfiguration";
 

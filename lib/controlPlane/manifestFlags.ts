@@ -23,11 +23,11 @@
  * - Missing: appended as `--name=value` after the last item of `args` when the container has args, else of `command`,
  *   in the quote style and indentation of the items around it.
  * - Same value already effective and not repeated: nothing changes, so a second edit is a no-op (idempotent).
- * Every other byte of the file stays as it was (edits go through lib/controlPlane/yamlCstEdit), and the result is re-read and
+ * Every other byte of the file stays as it was (edits go through lib/yaml/yamlCstEdit), and the result is re-read and
  * checked before it is returned; a mismatch throws instead of returning a wrong manifest.
  */
 import { Scalar, YAMLMap, YAMLSeq, isMap, isScalar, isSeq } from "yaml";
-import { appendSeqScalar, parseSingleDocument, removeSeqScalar, renderTokens, setSeqScalar, YamlEditError } from "./yamlCstEdit";
+import { appendSeqScalar, parseSingleDocument, removeSeqScalar, renderTokens, setSeqScalar, YamlEditError } from "../yaml/yamlCstEdit";
 
 export class ManifestFlagError extends Error {
   constructor(message: string) {

@@ -12,8 +12,8 @@
  */
 import { normalizeCidr } from "../net/cidr";
 import { UserError } from "../config/errors";
-import { YamlEditError } from "../controlPlane/yamlCstEdit";
-import { editMapScalars } from "../controlPlane/yamlMapEdit";
+import { YamlEditError } from "../yaml/yamlCstEdit";
+import { editMapScalars } from "../yaml/yamlMapEdit";
 
 export const FLANNEL_NET_CONF_KEY = "net-conf.json";
 

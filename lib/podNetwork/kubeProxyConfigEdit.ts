@@ -5,14 +5,14 @@
  * "local traffic detector"); left on the old range, traffic from pods in the new range is treated as external.
  *
  * API: `setKubeProxyClusterCidr(configConf, clusterCidr, source?)` → `{ text, changed, before }`.
- * The text must be a KubeProxyConfiguration; only the clusterCIDR value changes (lib/controlPlane/yamlMapEdit, lossless), and
+ * The text must be a KubeProxyConfiguration; only the clusterCIDR value changes (lib/yaml/yamlMapEdit, lossless), and
  * the key is added when kubeadm left it out. The CIDR is normalized first, so "10.48.0.1/16" is refused.
  * Errors are UserError, one line naming the ConfigMap key.
  */
 import { normalizeCidr } from "../net/cidr";
 import { UserError } from "../config/errors";
-import { YamlEditError } from "../controlPlane/yamlCstEdit";
-import { editMapScalars, readMapScalar } from "../controlPlane/yamlMapEdit";
+import { YamlEditError } from "../yaml/yamlCstEdit";
+import { editMapScalars, readMapScalar } from "../yaml/yamlMapEdit";
 
 export const KUBE_PROXY_CONFIG_KEY = "config.conf";
 

@@ -4,7 +4,7 @@
  *
  * Nodes may have neither node nor python, and a YAML edit must not be a sed. So the edit is split:
  * 1. the caller reads the file over SSH (lib/remote/scripts/readFile: base64 of the exact bytes);
- * 2. `editKubeletClusterDns(text, clusterDns)` edits it here, YAML-aware and lossless (lib/controlPlane/yamlCstEdit): only the
+ * 2. `editKubeletClusterDns(text, clusterDns)` edits it here, YAML-aware and lossless (lib/yaml/yamlCstEdit): only the
  *    clusterDNS items change; comments, quoting and the order of keys stay;
  * 3. `setKubeletClusterDns({ configPath, currentContent, clusterDns, backupDir })` returns the checked write
  *    (lib/remote/scripts/writeManifest) of the edited text: it refuses if the file changed after step 1, backs the file up,
@@ -21,7 +21,7 @@ import { Scalar, YAMLMap, YAMLSeq, isMap, isScalar, isSeq } from "yaml";
 import { isIpAddress, normalizeIp } from "../../net/cidr";
 import { UserError } from "../../config/errors";
 import { SandboxRoot } from "../remoteScript";
-import { appendSeqScalar, parseSingleDocument, removeSeqScalar, renderTokens, setSeqScalar, YamlEditError } from "../../controlPlane/yamlCstEdit";
+import { appendSeqScalar, parseSingleDocument, removeSeqScalar, renderTokens, setSeqScalar, YamlEditError } from "../../yaml/yamlCstEdit";
 import { writeFileChecked } from "./writeManifest";
 
 export interface KubeletDnsEdit {

@@ -1,6 +1,6 @@
 /**
  * Lossless edits of scalar values inside YAML (and JSON) mappings, through the `yaml` package's CST: the sibling
- * of lib/controlPlane/yamlCstEdit (which edits sequences) for the config texts kept in ConfigMaps (kube-proxy's config.conf,
+ * of lib/yaml/yamlCstEdit (which edits sequences) for the config texts kept in ConfigMaps (kube-proxy's config.conf,
  * kubeadm's ClusterConfiguration, flannel's net-conf.json).
  *
  * Why: an operator reviews the Patch diff in `pulumi preview`. Re-serialising the whole text would re-order keys,
