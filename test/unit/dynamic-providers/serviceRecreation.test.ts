@@ -8,7 +8,7 @@ import { ServiceRecreation, serviceRecreationProvider } from "../../../dynamic-p
 import { validateConfig } from "../../../lib/config/config";
 import { DEFAULT_SERVICE_PARALLELISM } from "../../../lib/config/migrationConfig";
 import { DEFAULT_DELETE_TIMEOUT_SECONDS } from "../../../lib/serviceMove/moveTypes";
-import { withMoverDefaults } from "../../../lib/serviceMove/serviceMover";
+import { withMoverDefaults } from "../../../lib/serviceMove/moverContext";
 import { captureGraph, isWireSecret, plaintextOf } from "../../support/pulumiMocks";
 import { baseValues } from "../../support/stackValues";
 
