@@ -43,6 +43,7 @@ import { kubeletReregister } from "../lib/remote/scripts/kubeletReregister";
 import { readFile } from "../lib/remote/scripts/readFile";
 import { setKubeletClusterDns } from "../lib/remote/scripts/setKubeletClusterDns";
 import { ConnectionOptions, SshCredentials, connectionFor } from "./remoteConnection";
+import { stepId } from "../lib/plan/stepIds";
 
 export const KUBELET_CONFIG_PATH = "/var/lib/kubelet/config.yaml";
 export const JOIN_TOKEN_COMMAND = "kubeadm token create --print-join-command --ttl 2h";
@@ -148,7 +149,7 @@ export class NodeRollout extends pulumi.ComponentResource {
 
     const nodeSteps = plan.phases.find((p) => p.name === "nodes")?.steps ?? [];
     const secondsFor = (node: string): number => {
-      const step = nodeSteps.find((s) => s.id === `nodes/${node}`);
+      const step = nodeSteps.find((s) => s.id === stepId.node(node));
       return step ? step.estimateSeconds : fail(`plan has no step nodes/${node}; re-run the planner`);
     };
     this.estimate = rolloutEstimate(this.waves, secondsFor, plan.phases.find((p) => p.name === "nodes")?.manualMinutes);

@@ -5,51 +5,16 @@ import { ConfigError, UserError } from "../config/errors";
 import { Inventory, NodeInfo, ServiceInfo } from "./inventory";
 import { MigrationConfig } from "../config/migrationConfig";
 import { assertPlanConsistent } from "./planConsistency";
-import { NodeMove, Plan, PlanPhase, PlanStep, PlanWarning, PhaseName, ServiceMove } from "./planModel";
+import { NodeMove, Plan, PlanWarning, ServiceMove } from "./planModel";
 import { planRefusals } from "./planRefusals";
-import { CILIUM_OPERATOR } from "../podNetwork/ciliumPool";
 import { standInName } from "../serviceMove/planMoves";
-import { serviceRefKey } from "../serviceMove/serviceRef";
+import { isKubernetesService, serviceRefKey } from "../serviceMove/serviceRef";
+import { planPhases } from "./phases";
 
 /**
  * Pure: (MigrationConfig, Inventory) → Plan. No I/O, no clock, no randomness: the same inputs give byte-identical JSON.
  * Services and nodes are sorted by name before anything else so that the cluster's listing order cannot leak in.
  */
-
-/** The published manual runbook's figures, in minutes, per phase (per node for "nodes"). */
-export const MANUAL_RUNBOOK_MINUTES: Record<PhaseName, { min: number; max: number }> = {
-  preflight: { min: 0, max: 0 },
-  snapshot: { min: 0, max: 0 },
-  "control-plane": { min: 40, max: 40 },
-  services: { min: 30, max: 30 },
-  dns: { min: 0, max: 0 },
-  "cluster-config": { min: 0, max: 0 },
-  cni: { min: 15, max: 15 },
-  nodes: { min: 5, max: 8 },
-  "kube-proxy": { min: 15, max: 15 },
-  verify: { min: 30, max: 30 },
-};
-
-/** Our estimates, in seconds, for one unit of each kind of step. */
-export const STEP_ESTIMATE_SECONDS = {
-  preflight: 30,
-  snapshot: 60,
-  backupManifests: 10,
-  editControllerManager: 60,
-  editApiserver: 90,
-  reissueCert: 60,
-  /** One Service move through the API, per parallel lane. */
-  serviceMove: 0.1,
-  kubernetesService: 30,
-  dnsStep: 5,
-  clusterConfig: 10,
-  cniStep: 30,
-  /** Cordon, drain, CNI cleanup, rejoin, Ready, verify: the drain dominates. */
-  nodeMove: 240,
-  enableAllocation: 60,
-  kubeProxy: 60,
-  verify: 60,
-} as const;
 
 const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
@@ -233,10 +198,6 @@ function refuseDuplicateClusterIPs(entries: Array<{ s: ServiceInfo; key: string;
   }
 }
 
-function isKubernetesService(s: { namespace: string; name: string }): boolean {
-  return s.namespace === "default" && s.name === "kubernetes";
-}
-
 function planNodes(config: MigrationConfig, live: NodeInfo[], warnings: PlanWarning[]): NodeMove[] {
   const { to, nodeMaskSize } = config.podCidr;
   const configured = new Map(config.nodes.map((n) => [n.name, n]));
@@ -304,138 +265,4 @@ function checkClusterConfig(config: MigrationConfig, inventory: Inventory, warni
   if (kubeadm?.serviceSubnet && kubeadm.serviceSubnet !== serviceCidr.from && kubeadm.serviceSubnet !== serviceCidr.to) {
     warnings.push({ code: "KUBEADM_SERVICE_SUBNET_MISMATCH", message: `networking.serviceSubnet is ${kubeadm.serviceSubnet}, expected serviceCidr.from ${serviceCidr.from}`, object: "ConfigMap kube-system/kubeadm-config" });
   }
-}
-
-/** Builds the phases; each step's dependsOn names the steps that must finish first. */
-function planPhases(config: MigrationConfig, cni: Plan["cni"], services: ServiceMove[], nodes: NodeMove[], dnsKey: string, kubernetesMoves: boolean): PlanPhase[] {
-  const E = STEP_ESTIMATE_SECONDS;
-  const phases: PlanPhase[] = [];
-  let previous: string[] = [];
-  const phase = (name: PhaseName, steps: PlanStep[]) => {
-    phases.push({ name, steps, estimateSeconds: 0, manualMinutes: MANUAL_RUNBOOK_MINUTES[name] });
-    return steps;
-  };
-  // Steps that wait on the same group share one dependsOn array (never mutated), which is also how sumBatches groups them.
-  const step = (id: string, action: string, target: string, dependsOn: string[], estimateSeconds: number): PlanStep => ({
-    id,
-    action,
-    target,
-    dependsOn,
-    estimateSeconds,
-  });
-
-  phase("preflight", [step("preflight/audit", "audit", "cluster", [], E.preflight)]);
-  previous = ["preflight/audit"];
-  phase("snapshot", [step("snapshot/etcd", "etcd-snapshot", config.etcd.endpoints[0] ?? "etcd", previous, E.snapshot)]);
-  previous = ["snapshot/etcd"];
-
-  // KCM before the apiserver on each node, one control-plane node at a time (KCM keeps allocation off until the
-  // nodes moved: see nodes/enable-cidr-allocation).
-  const cpSteps: PlanStep[] = [];
-  const controlPlanes = config.nodes.filter((n) => n.role === "control-plane");
-  for (const cp of controlPlanes) {
-    const p = `control-plane/${cp.name}`;
-    cpSteps.push(step(`${p}/backup`, "backup-manifests", cp.name, previous, E.backupManifests));
-    cpSteps.push(step(`${p}/kube-controller-manager`, "edit-manifest", `${cp.name}:kube-controller-manager.yaml`, [`${p}/backup`], E.editControllerManager));
-    cpSteps.push(step(`${p}/kube-apiserver`, "edit-manifest", `${cp.name}:kube-apiserver.yaml`, [`${p}/kube-controller-manager`], E.editApiserver));
-    previous = [`${p}/kube-apiserver`];
-  }
-  // The serving certificates once every apiserver serves the new range: in-cluster clients still reach the old
-  // kubernetes Service IP until the Services phase, and the re-issued certificate keeps that IP as a SAN.
-  for (const cp of controlPlanes) {
-    cpSteps.push(step(`control-plane/${cp.name}/apiserver-cert`, "reissue-cert", `${cp.name}:apiserver.crt`, previous, E.reissueCert));
-    previous = [`control-plane/${cp.name}/apiserver-cert`];
-  }
-  phase("control-plane", cpSteps);
-  const controlPlaneDone = previous;
-
-  // Only what moves gets a step: an expansion re-creates neither the kubernetes Service nor the DNS Service.
-  const moving = services.filter((s) => s.action === "recreate");
-  const kubernetesSteps = kubernetesMoves
-    ? [step("services/default/kubernetes", "recreate-by-apiserver", "Service default/kubernetes", controlPlaneDone, E.kubernetesService)]
-    : [];
-  const serviceSteps = moving
-    .filter((s) => !isKubernetesService(s) && serviceRefKey(s) !== dnsKey)
-    .map((s) => step(`services/${serviceRefKey(s)}`, "recreate", `Service ${serviceRefKey(s)}: ${s.oldClusterIP} -> ${s.newClusterIP}`, controlPlaneDone, E.serviceMove));
-  const servicesPhase = phase("services", [...kubernetesSteps, ...serviceSteps]);
-  const lanes = Math.max(1, config.services.parallelism);
-  phases[phases.length - 1].estimateSeconds = Math.max(kubernetesSteps.length > 0 ? E.kubernetesService : 0, Math.ceil(serviceSteps.length / lanes) * E.serviceMove);
-  const servicesDone = servicesPhase.length > 0 ? servicesPhase.map((s) => s.id) : controlPlaneDone;
-
-  const dnsMove = moving.find((s) => serviceRefKey(s) === dnsKey);
-  const dnsTarget = dnsMove ? `Service ${dnsKey}: ${dnsMove.oldClusterIP} -> ${dnsMove.newClusterIP}` : "";
-  const dnsTemporary = dnsMove ? step("dns/temporary-service", "create-temporary-dns", dnsTarget, servicesDone, E.dnsStep) : undefined;
-  const dnsFinal = dnsMove ? step("dns/final-swap", "recreate-dns", dnsTarget, [], E.dnsStep) : undefined;
-  phase("dns", dnsTemporary && dnsFinal ? [dnsTemporary, dnsFinal] : []);
-
-  const afterTemporaryDns = dnsTemporary ? [dnsTemporary.id] : servicesDone;
-  const clusterConfig = phase("cluster-config", [
-    step("cluster-config/kubeadm-config", "patch-configmap", "ConfigMap kube-system/kubeadm-config", afterTemporaryDns, E.clusterConfig),
-    step("cluster-config/kubelet-config", "patch-configmap", "ConfigMap kube-system/kubelet-config", afterTemporaryDns, E.clusterConfig),
-  ]);
-  previous = clusterConfig.map((s) => s.id);
-
-  const cniSteps: PlanStep[] = [];
-  let oldPoolRemoval: PlanStep | undefined;
-  if (cni === "calico") {
-    cniSteps.push(step("cni/calico/new-pool", "create-ippool", `IPPool in ${config.podCidr.to}`, previous, E.cniStep));
-    cniSteps.push(step("cni/calico/disable-old-pool", "disable-ippool", `IPPool in ${config.podCidr.from}`, ["cni/calico/new-pool"], E.cniStep));
-    oldPoolRemoval = step("cni/calico/remove-old-pool", "delete-ippool", `IPPool in ${config.podCidr.from}`, [], E.cniStep);
-    cniSteps.push(oldPoolRemoval);
-  } else if (cni === "flannel") {
-    cniSteps.push(step("cni/flannel/net-conf", "patch-configmap", "ConfigMap kube-flannel-cfg net-conf.json", previous, E.cniStep));
-    cniSteps.push(step("cni/flannel/restart", "restart-daemonset", "DaemonSet kube-flannel-ds", ["cni/flannel/net-conf"], E.cniStep));
-  } else if (cni === "cilium") {
-    cniSteps.push(step("cni/cilium/cluster-pool", "patch-configmap", "ConfigMap kube-system/cilium-config cluster-pool-ipv4-cidr", previous, E.cniStep));
-    const operator = `${CILIUM_OPERATOR.kind} ${CILIUM_OPERATOR.namespace}/${CILIUM_OPERATOR.name}`;
-    cniSteps.push(step("cni/cilium/restart", "restart-deployment", operator, ["cni/cilium/cluster-pool"], E.cniStep));
-  }
-  phase("cni", cniSteps);
-  const lastCniStep = cniSteps.filter((s) => s !== oldPoolRemoval).pop();
-  if (lastCniStep) previous = [lastCniStep.id];
-
-  // Batches run in order; the nodes of one batch run together.
-  const nodeSteps: PlanStep[] = [];
-  const batches = new Map<number, NodeMove[]>();
-  for (const n of nodes) if (n.action === "move") batches.set(n.batch, [...(batches.get(n.batch) ?? []), n]);
-  for (const batch of [...batches.keys()].sort((a, b) => a - b)) {
-    previous = batches.get(batch)!.map((n) => {
-      const s = step(`nodes/${n.name}`, "move-node", `Node ${n.name}: ${n.oldPodCIDR ?? "none"} -> ${n.newPodCIDR}`, previous, E.nodeMove);
-      nodeSteps.push(s);
-      return s.id;
-    });
-  }
-  for (const cp of controlPlanes) {
-    const s = step(`nodes/enable-cidr-allocation/${cp.name}`, "edit-manifest", `${cp.name}:kube-controller-manager.yaml --allocate-node-cidrs=true`, previous, E.enableAllocation);
-    nodeSteps.push(s);
-    previous = [s.id];
-  }
-  phase("nodes", nodeSteps);
-  if (dnsFinal) dnsFinal.dependsOn = [...previous];
-
-  const kubeProxy = phase("kube-proxy", [
-    step("kube-proxy/config", "patch-configmap", "ConfigMap kube-system/kube-proxy clusterCIDR", dnsFinal ? [dnsFinal.id] : [...previous], E.kubeProxy),
-    step("kube-proxy/restart", "restart-daemonset", "DaemonSet kube-system/kube-proxy", ["kube-proxy/config"], E.kubeProxy),
-  ]);
-  previous = [kubeProxy[kubeProxy.length - 1].id];
-  if (oldPoolRemoval) {
-    oldPoolRemoval.dependsOn = [...previous];
-    previous = [oldPoolRemoval.id];
-  }
-  phase("verify", [step("verify/cluster", "verify", "cluster", previous, E.verify)]);
-
-  for (const p of phases) {
-    if (p.name !== "services") p.estimateSeconds = sumBatches(p.steps);
-  }
-  return phases;
-}
-
-/** Steps of a phase that share dependencies run together: count the longest step per group once. */
-function sumBatches(steps: PlanStep[]): number {
-  const groups = new Map<string[], number>();
-  for (const s of steps) {
-    const key = s.dependsOn;
-    groups.set(key, Math.max(groups.get(key) ?? 0, s.estimateSeconds));
-  }
-  return [...groups.values()].reduce((a, b) => a + b, 0);
 }

@@ -2,6 +2,7 @@ import { cidrContains, isIpAddress, kubernetesServiceIP, parseCanonicalDottedQua
 import { Plan, ServiceMove } from "./planModel";
 import { serviceMovesFromPlan, standInName } from "../serviceMove/planMoves";
 import { serviceRefKey } from "../serviceMove/serviceRef";
+import { NODE_STEP_PREFIX, SERVICE_STEP_PREFIX, stepId } from "./stepIds";
 
 /**
  * One check that a Plan agrees with itself, run on every plan built (lib/plan/plan.ts): its summary (kubernetesService,
@@ -83,7 +84,7 @@ export function planInconsistencies(plan: Plan): string[] {
         stepsAgree &&=
           step !== undefined &&
           step.action === "recreate" &&
-          joins(step.id, "services/", s.namespace, "/", s.name) &&
+          joins(step.id, SERVICE_STEP_PREFIX, s.namespace, "/", s.name) &&
           joins(step.target, "Service ", s.namespace, "/", s.name, ": ", s.oldClusterIP, " -> ", s.newClusterIP);
       }
     } else if (s.newClusterIP !== undefined && s.newClusterIP !== s.oldClusterIP) {
@@ -144,7 +145,7 @@ export function planInconsistencies(plan: Plan): string[] {
   if (dnsMoves) {
     const target = `Service ${dnsKey}: ${dnsRow!.oldClusterIP} -> ${dnsRow!.newClusterIP}`;
     const ids = dnsSteps.map((s) => s.id).join(", ");
-    if (ids !== "dns/temporary-service, dns/final-swap") add(`the DNS Service moves but the dns phase has ${ids || "no steps"}`);
+    if (ids !== `${stepId.dnsTemporary}, ${stepId.dnsFinal}`) add(`the DNS Service moves but the dns phase has ${ids || "no steps"}`);
     for (const s of dnsSteps) if (s.target !== target) add(`step ${s.id} says "${s.target}", the table ${dnsRow!.oldClusterIP} -> ${dnsRow!.newClusterIP}`);
   } else if (dnsSteps.length > 0) {
     add(`the dns phase has ${dnsSteps.map((s) => s.id).join(", ")} but Service ${dnsKey} ${dnsRow ? `is "${dnsRow.action}"` : "does not exist"}`);
@@ -191,7 +192,7 @@ export function planInconsistencies(plan: Plan): string[] {
   const nodeSteps = new Set<string>();
   for (const step of phase("nodes")) {
     if (step.action !== "move-node") continue;
-    const name = step.id.slice("nodes/".length);
+    const name = step.id.slice(NODE_STEP_PREFIX.length);
     const row = nodeRows.get(name);
     if (!row || row.action !== "move") add(`step ${step.id} moves Node ${name}, which the plan ${row ? `has as "${row.action}"` : "does not have"}`);
     else if (step.target !== `Node ${name}: ${row.oldPodCIDR ?? "none"} -> ${row.newPodCIDR}`) add(`step ${step.id} says "${step.target}", the table ${row.oldPodCIDR ?? "none"} -> ${row.newPodCIDR}`);
@@ -223,7 +224,7 @@ export function planInconsistencies(plan: Plan): string[] {
   if (bulkMatched) {
     for (const [id, i] of index) {
       const outside = i < servicesAt || i >= servicesAt + allServiceSteps.length;
-      if (outside && id.startsWith("services/") && serviceSteps.some((st) => st.id === id)) add(`two steps are named ${id}`);
+      if (outside && id.startsWith(SERVICE_STEP_PREFIX) && serviceSteps.some((st) => st.id === id)) add(`two steps are named ${id}`);
     }
   }
   const resolved = new Map<string[], number[]>();
@@ -303,7 +304,7 @@ function serviceStepMismatches(services: ServiceMove[], serviceSteps: Plan["phas
   const rows = new Map(services.map((s) => [serviceRefKey(s), s]));
   const stepped = new Set<string>();
   for (const step of serviceSteps) {
-    const key = step.id.slice("services/".length);
+    const key = step.id.slice(SERVICE_STEP_PREFIX.length);
     const row = rows.get(key);
     if (step.action !== "recreate" || !row || row.action !== "recreate" || key === dnsKey || isKubernetes(row)) {
       out.push(`step ${step.id} re-creates Service ${key}, which the plan ${row ? `has as "${row.action}"${key === dnsKey ? " (the DNS Service moves in the dns phase)" : ""}` : "does not have"}`);

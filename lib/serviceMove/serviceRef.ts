@@ -17,3 +17,8 @@ export function parseServiceRefKey(key: string): ServiceRef | undefined {
   const parts = key.split("/");
   return parts.length === 2 && parts[0] !== "" && parts[1] !== "" ? { namespace: parts[0], name: parts[1] } : undefined;
 }
+
+/** default/kubernetes: the Service the apiserver itself re-creates at the new range's first IP. */
+export function isKubernetesService(ref: ServiceRef): boolean {
+  return ref.namespace === "default" && ref.name === "kubernetes";
+}
