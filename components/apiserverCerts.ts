@@ -22,7 +22,7 @@ import { KUBEADM_CLUSTER_CONFIGURATION_KEY } from "../lib/controlPlane/kubeadmCo
 import { CidrMove } from "../lib/config/migrationConfig";
 import { readFlag } from "../lib/controlPlane/manifestFlags";
 import { nodeBackupDir } from "../lib/controlPlane/nodeBackupDir";
-import { readFile } from "../lib/remote/scripts/readFile";
+import { readFile, readNodeFile } from "../lib/remote/scripts/readFile";
 import { opensslIpSan, renewApiserverCert } from "../lib/remote/scripts/renewApiserverCert";
 import { NodeAccessArgs, checkCidr, checkNodeAccess, DEFAULT_HEALTH_TIMEOUT_SECONDS } from "./controlPlane";
 import { bashCommand, connectionFor } from "./remoteConnection";
@@ -84,7 +84,7 @@ export class ApiserverCerts extends pulumi.ComponentResource {
         logging: "stderr",
       }, { parent: this, dependsOn: previous });
       const script = pulumi.all([read.stdout, clusterConfiguration]).apply(([stdout, clusterConfiguration]) => {
-        const manifest = Buffer.from(stdout.trim(), "base64").toString("utf8");
+        const manifest = readNodeFile(stdout, { node: node.name, path: APISERVER_MANIFEST, step: "read" });
         const advertiseAddress = readFlag(manifest, "advertise-address", { source: `${node.name}:${APISERVER_MANIFEST}` });
         if (!advertiseAddress) throw new Error(`node ${node.name}: ${APISERVER_MANIFEST} has no --advertise-address; kubeadm always sets it, check the manifest`);
         const port = Number(readFlag(manifest, "secure-port", { source: `${node.name}:${APISERVER_MANIFEST}` }) ?? "6443");

@@ -28,7 +28,7 @@ import { checkRunId, nodeBackupDir } from "../lib/controlPlane/nodeBackupDir";
 import { CidrMove, NodeTarget, PodCidrMove } from "../lib/config/migrationConfig";
 import { backupControlPlane } from "../lib/remote/scripts/backupControlPlane";
 import { flagEditStep } from "../lib/remote/scripts/flagEditStep";
-import { readFile } from "../lib/remote/scripts/readFile";
+import { readFile, readNodeFile } from "../lib/remote/scripts/readFile";
 import { ControlPlaneComponent } from "../lib/remote/scripts/waitComponentHealthy";
 import { FlagValue } from "../lib/controlPlane/manifestFlags";
 import { normalizeCidr } from "../lib/net/cidr";
@@ -140,15 +140,6 @@ function checkMask(mask: number, podCidr: string, self: pulumi.Resource): number
   return mask;
 }
 
-function decodeManifest(stdout: string, path: string, node: string): string {
-  const text = stdout.trim();
-  const bytes = Buffer.from(text, "base64");
-  if (text === "" || bytes.toString("base64") !== text) {
-    throw new Error(`node ${node}: reading ${path} returned no base64 content; check the read step's output`);
-  }
-  return bytes.toString("utf8");
-}
-
 /** Declares read + guarded write for one manifest; shared by ControlPlane and EnableCidrAllocation. */
 export function flagChangeSteps(request: FlagChangeRequest): FlagChangeSteps {
   const { node, args } = request;
@@ -165,7 +156,7 @@ export function flagChangeSteps(request: FlagChangeRequest): FlagChangeSteps {
   const script = read.stdout.apply((stdout) => flagEditStep({
     path,
     component: request.component,
-    currentContent: decodeManifest(stdout, path, node.name),
+    currentContent: readNodeFile(stdout, { node: node.name, path, step: "read" }),
     flags: request.flags,
     healthUrl: request.healthUrl,
     timeoutSeconds,

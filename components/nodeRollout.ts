@@ -40,21 +40,13 @@ import { NodeMove, Plan } from "../lib/plan/planModel";
 import { cleanupCni } from "../lib/remote/scripts/cleanupCni";
 import { kubeadmRejoin } from "../lib/remote/scripts/kubeadmRejoin";
 import { kubeletReregister } from "../lib/remote/scripts/kubeletReregister";
-import { readFile } from "../lib/remote/scripts/readFile";
+import { readFile, readNodeFile } from "../lib/remote/scripts/readFile";
 import { setKubeletClusterDns } from "../lib/remote/scripts/setKubeletClusterDns";
 import { ConnectionOptions, SshCredentials, connectionFor } from "./remoteConnection";
 import { stepId } from "../lib/plan/stepIds";
 
 export const KUBELET_CONFIG_PATH = "/var/lib/kubelet/config.yaml";
 export const JOIN_TOKEN_COMMAND = "kubeadm token create --print-join-command --ttl 2h";
-
-/** The read step prints the file as one line of base64 (lib/remote/scripts/readFile); anything else is a failed read. */
-function decodeReadStep(stdout: string, file: string, node: string): string {
-  const text = stdout.trim();
-  const bytes = Buffer.from(text, "base64");
-  if (text === "" || bytes.toString("base64") !== text) throw new Error(`node ${node}: reading ${file} returned no base64 content; check the kubelet-config-read step's output`);
-  return bytes.toString("utf8");
-}
 
 export interface NodeRolloutArgs {
   /** lib/plan's Plan: node moves (batch, canary, newPodCIDR), podCidr.from, cni, dns, and the "nodes/<name>" estimates. */
@@ -250,7 +242,7 @@ export class NodeRollout extends pulumi.ComponentResource {
         steps.kubeletConfigRead = script("kubelet-config-read", readFile({ path: KUBELET_CONFIG_PATH, root: args.root }), [steps.kubeletStop!], { logging: "stderr" });
         const edit = steps.kubeletConfigRead.stdout.apply((stdout) => setKubeletClusterDns({
           configPath: KUBELET_CONFIG_PATH,
-          currentContent: decodeReadStep(stdout, KUBELET_CONFIG_PATH, move.name),
+          currentContent: readNodeFile(stdout, { node: move.name, path: KUBELET_CONFIG_PATH, step: "kubelet-config-read" }),
           clusterDns: ctx.clusterDns!,
           backupDir,
           root: args.root,

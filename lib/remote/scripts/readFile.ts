@@ -3,7 +3,7 @@
  *
  * Input: `{ path, root? }`. Output on stdout: base64 of the exact bytes (remote.Command trims stdout, and base64
  * keeps CRLF and a missing final newline intact); exit 1 with a message when the file does not exist.
- * The caller decodes it (`Buffer.from(stdout.trim(), "base64")`), edits with lib (manifestFlags,
+ * The caller decodes it with readNodeFile, edits with lib (manifestFlags,
  * setKubeletClusterDns), and writes the result back with writeManifest, which refuses if the file changed meanwhile.
  */
 import { SandboxRoot, buildScript, hostPath, sh } from "../remoteScript";
@@ -23,4 +23,17 @@ export function readFile(input: ReadFileInput): string {
       echo
     `,
   ]);
+}
+
+/**
+ * The file's text from the read step's stdout. Anything but one line of canonical base64 (an empty read, an error
+ * text) is a failed read, named by node, file and step, never edited as if it were the file.
+ */
+export function readNodeFile(stdout: string, where: { node: string; path: string; step: string }): string {
+  const text = stdout.trim();
+  const bytes = Buffer.from(text, "base64");
+  if (text === "" || bytes.toString("base64") !== text) {
+    throw new Error(`node ${where.node}: reading ${where.path} returned no base64 content; check the ${where.step} step's output`);
+  }
+  return bytes.toString("utf8");
 }
