@@ -1,5 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
-import { CONFIG_NAMESPACE, validateConfig, ValidationContext } from "../lib/config/config";
+import { validateConfig, ValidationContext } from "../lib/config/config";
+import { CONFIG_NAMESPACE } from "../lib/config/configReader";
 import { ConfigError } from "../lib/config/errors";
 import { MigrationConfig } from "../lib/config/migrationConfig";
 

@@ -1,7 +1,7 @@
 import { readFileSync } from "fs";
 import * as path from "path";
 import { parse } from "yaml";
-import { CONFIG_NAMESPACE, ConfigSource } from "./config";
+import { CONFIG_NAMESPACE, ConfigSource } from "./configReader";
 import { UserError } from "./errors";
 
 /**

@@ -1,5 +1,5 @@
 import { isIpAddress, kubernetesServiceIP, normalizeCidr, normalizeIp } from "../net/cidr";
-import { CONFIG_NAMESPACE } from "../config/config";
+import { CONFIG_NAMESPACE } from "../config/configReader";
 import { ConfigProblem } from "../config/errors";
 import { Inventory } from "./inventory";
 import { MigrationConfig } from "../config/migrationConfig";

@@ -1,6 +1,7 @@
 import * as assert from "node:assert/strict";
 import { inspect } from "node:util";
-import { validateConfig, ConfigSource } from "../../../lib/config/config";
+import { validateConfig } from "../../../lib/config/config";
+import { ConfigSource } from "../../../lib/config/configReader";
 import { ConfigError } from "../../../lib/config/errors";
 import { Inventory } from "../../../lib/plan/inventory";
 import { baseValues } from "../../support/stackValues";
