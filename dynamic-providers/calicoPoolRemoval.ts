@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { CustomObjectsApi } from "@kubernetes/client-node";
 import { IpamObject, ipamLeftovers } from "../lib/nodeMove/calicoIpam";
-import { isUnknown, kubeConfigFrom, withSecretOutputs } from "./wire";
+import { isUnknown, kubeConfigFrom, requiredStrings, throwIfFailed, withSecretOutputs } from "./wire";
 
 /**
  * Deletes the old Calico IPPool, but only once the cluster proves nothing uses it: no IPAMBlock and no
@@ -55,13 +55,7 @@ interface CalicoObject {
 }
 
 function checkInputs(news: Record<string, unknown>): pulumi.dynamic.CheckFailure[] {
-  const failures: pulumi.dynamic.CheckFailure[] = [];
-  for (const key of ["kubeconfig", "poolName", "poolCidr"]) {
-    const value = news[key];
-    if (isUnknown(value)) continue;
-    if (typeof value !== "string" || value === "") failures.push({ property: key, reason: `${key} is required (a non-empty string)` });
-  }
-  return failures;
+  return requiredStrings(news, ["kubeconfig", "poolName", "poolCidr"]);
 }
 
 async function listAll(api: CustomObjectsApi, plural: string): Promise<CalicoObject[]> {
@@ -155,8 +149,7 @@ async function removePool(inputs: RemovalInputs): Promise<CalicoPoolRemovalOutpu
 }
 
 function asInputs(news: Record<string, unknown>): RemovalInputs {
-  const failures = checkInputs(news);
-  if (failures.length > 0) throw new Error(failures.map((f) => f.reason).join("; "));
+  throwIfFailed(checkInputs(news));
   return {
     kubeconfig: news.kubeconfig as string,
     poolName: news.poolName as string,

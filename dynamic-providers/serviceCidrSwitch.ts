@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { kubeRest } from "../lib/serviceMove/kubeRest";
 import { closeServiceCidrs, openServiceCidrs, planServiceCidrSwitch, ServiceCidrSwitchPlan } from "../lib/serviceMove/serviceCidrs";
-import { isUnknown, kubeConfigFrom, withSecretOutputs } from "./wire";
+import { isUnknown, kubeConfigFrom, requiredStrings, throwIfFailed, withSecretOutputs } from "./wire";
 
 /**
  * The default Service range on the ServiceCIDR API (1.33+), in two resources around the Service moves
@@ -16,6 +16,8 @@ import { isUnknown, kubeConfigFrom, withSecretOutputs } from "./wire";
  */
 
 export const SERVICE_CIDR_SWITCH_PROVIDER_VERSION = "1";
+/** How long a ServiceCIDR gets to become Ready or to go. */
+const DEFAULT_SWITCH_TIMEOUT_SECONDS = 120;
 
 export type ServiceCidrSwitchStep = "open" | "close";
 
@@ -25,7 +27,7 @@ export interface ServiceCidrSwitchArgs {
   /** old and new Service range */
   from: pulumi.Input<string>;
   to: pulumi.Input<string>;
-  /** seconds to wait for a ServiceCIDR to become Ready or to go (default 120) */
+  /** seconds to wait for a ServiceCIDR to become Ready or to go (default DEFAULT_SWITCH_TIMEOUT_SECONDS) */
   timeoutSeconds?: pulumi.Input<number>;
   version?: pulumi.Input<string>;
 }
@@ -50,11 +52,7 @@ function objectsOf(step: ServiceCidrSwitchStep, plan: ServiceCidrSwitchPlan): { 
 function checkInputs(news: Record<string, unknown>): pulumi.dynamic.CheckFailure[] {
   const failures: pulumi.dynamic.CheckFailure[] = [];
   if (news.step !== "open" && news.step !== "close") failures.push({ property: "step", reason: `step must be "open" or "close"; got ${JSON.stringify(news.step)}` });
-  for (const key of ["kubeconfig", "from", "to"]) {
-    const value = news[key];
-    if (isUnknown(value)) continue;
-    if (typeof value !== "string" || value === "") failures.push({ property: key, reason: `${key} is required (a non-empty string)` });
-  }
+  failures.push(...requiredStrings(news, ["kubeconfig", "from", "to"]));
   if (failures.length === 0 && !isUnknown(news.from) && !isUnknown(news.to)) {
     try {
       planServiceCidrSwitch(news.from as string, news.to as string);
@@ -66,14 +64,13 @@ function checkInputs(news: Record<string, unknown>): pulumi.dynamic.CheckFailure
 }
 
 function asInputs(news: Record<string, unknown>): SwitchInputs {
-  const failures = checkInputs(news);
-  if (failures.length > 0) throw new Error(failures.map((f) => f.reason).join("; "));
+  throwIfFailed(checkInputs(news));
   return {
     kubeconfig: news.kubeconfig as string,
     step: news.step as ServiceCidrSwitchStep,
     from: news.from as string,
     to: news.to as string,
-    timeoutSeconds: typeof news.timeoutSeconds === "number" ? news.timeoutSeconds : 120,
+    timeoutSeconds: typeof news.timeoutSeconds === "number" ? news.timeoutSeconds : DEFAULT_SWITCH_TIMEOUT_SECONDS,
     version: (news.version as string | undefined) ?? SERVICE_CIDR_SWITCH_PROVIDER_VERSION,
   };
 }
@@ -140,7 +137,7 @@ export class ServiceCidrSwitch extends pulumi.dynamic.Resource {
         step: args.step,
         from: args.from,
         to: args.to,
-        timeoutSeconds: args.timeoutSeconds ?? 120,
+        timeoutSeconds: args.timeoutSeconds ?? DEFAULT_SWITCH_TIMEOUT_SECONDS,
         version: args.version ?? SERVICE_CIDR_SWITCH_PROVIDER_VERSION,
         creates: undefined,
         deletes: undefined,
