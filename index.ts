@@ -18,12 +18,12 @@ import { PreflightGate, Verification } from "./dynamic-providers/clusterAudit";
 import { EtcdSnapshot } from "./dynamic-providers/etcdSnapshot";
 import { ServiceCidrSwitch } from "./dynamic-providers/serviceCidrSwitch";
 import { ServiceRecreation } from "./dynamic-providers/serviceRecreation";
-import { cidrContains } from "./lib/cidr";
-import { discoverInventory } from "./lib/discovery";
-import { UserError } from "./lib/errors";
-import { kubeconfigText, loadKubeConfig } from "./lib/kubeClient";
-import { expandHome } from "./lib/paths";
-import { buildPlan } from "./lib/plan";
+import { cidrContains } from "./lib/net/cidr";
+import { discoverInventory } from "./lib/plan/discovery";
+import { UserError } from "./lib/config/errors";
+import { kubeconfigText, loadKubeConfig } from "./lib/config/kubeClient";
+import { expandHome } from "./lib/config/paths";
+import { buildPlan } from "./lib/plan/plan";
 import { serviceMovesFromPlan } from "./lib/serviceMove/planMoves";
 
 const KUBEADM_CONFIG = { namespace: "kube-system", configMap: "kubeadm-config", key: "ClusterConfiguration" };

@@ -1,8 +1,8 @@
 import { performance } from "node:perf_hooks";
 import { getHeapStatistics } from "node:v8";
-import { validateConfig } from "../lib/config";
-import { Inventory } from "../lib/inventory";
-import { buildPlan } from "../lib/plan";
+import { validateConfig } from "../lib/config/config";
+import { Inventory } from "../lib/plan/inventory";
+import { buildPlan } from "../lib/plan/plan";
 import { syntheticConfigValues, syntheticInventory } from "./syntheticCluster";
 
 /**

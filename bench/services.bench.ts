@@ -3,7 +3,7 @@
  * the apiserver already on the new range. In the same run and cluster, two identical sets of 500 Services (the
  * shapes of a typical cluster: mostly ClusterIP with selectors, some NodePort, some selector-less with hand-made
  * Endpoints) are moved:
- *   - by the Service mover (lib/serviceMover.ts, the engine of the ServiceRecreation provider), once per
+ *   - by the Service mover (lib/serviceMove/serviceMover.ts, the engine of the ServiceRecreation provider), once per
  *     parallelism in BENCH_PARALLELISM (default "8", cidr-migration:services.parallelism's default), each time on
  *     its own set: the gap depends on how many moves are in flight;
  *   - by the runbook's loop, one Service at a time:
@@ -26,7 +26,7 @@ import * as os from "os";
 import * as path from "path";
 import { performance } from "perf_hooks";
 import { promisify } from "util";
-import { runServiceMoves } from "../lib/serviceMover";
+import { runServiceMoves } from "../lib/serviceMove/serviceMover";
 import { KubeObject, kubeRest, KubeRest, paths } from "../lib/serviceMove/kubeRest";
 import { ServiceMoveRequest } from "../lib/serviceMove/moveTypes";
 import { startTestCluster } from "../test/testbed/controlPlane";

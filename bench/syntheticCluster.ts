@@ -1,5 +1,6 @@
-import { nthAddress, nthSubnet } from "../lib/cidr";
-import { Inventory } from "../lib/inventory";
+import { nthAddress } from "../lib/net/cidr";
+import { nthSubnet } from "../lib/net/nodeSubnets";
+import { Inventory } from "../lib/plan/inventory";
 
 /** A synthetic cluster for benchmarks: `nodes` nodes (3 control-plane) and `services` Services in the old ranges. */
 

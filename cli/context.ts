@@ -2,15 +2,16 @@ import { Command } from "commander";
 import { KubeConfig } from "@kubernetes/client-node";
 import { existsSync, readFileSync } from "fs";
 import * as path from "path";
-import { validateConfig, ConfigSource } from "../lib/config";
-import { discoverInventory } from "../lib/discovery";
-import { UserError } from "../lib/errors";
-import { Inventory } from "../lib/inventory";
-import { checkInventory } from "../lib/inventoryCheck";
-import { loadKubeConfig } from "../lib/kubeClient";
-import { MigrationConfig } from "../lib/migrationConfig";
-import { Sensitive } from "../lib/sensitive";
-import { readStackFile, stackFilePath } from "../lib/stackFile";
+import { validateConfig } from "../lib/config/config";
+import { ConfigSource } from "../lib/config/configReader";
+import { discoverInventory } from "../lib/plan/discovery";
+import { UserError } from "../lib/config/errors";
+import { Inventory } from "../lib/plan/inventory";
+import { checkInventory } from "../lib/plan/inventoryCheck";
+import { loadKubeConfig } from "../lib/config/kubeClient";
+import { MigrationConfig } from "../lib/config/migrationConfig";
+import { Sensitive } from "../lib/config/sensitive";
+import { readStackFile, stackFilePath } from "../lib/config/stackFile";
 
 /** Where the CLI gets its config and its cluster: shared by plan, preflight, verify, gate and restore. */
 

@@ -1,14 +1,14 @@
 import { Command } from "commander";
 import { writeFileSync } from "fs";
-import { UserError } from "../lib/errors";
-import { FindingReport } from "../lib/findings";
+import { UserError } from "../lib/config/errors";
+import { FindingReport } from "../lib/report/findings";
 import { parseFindingsDocument } from "../lib/gate/findingsDocument";
 import { renderGateMarkdown } from "../lib/gate/gateMarkdown";
 import { judgePreview } from "../lib/gate/judgePreview";
 import { parsePlanDocument } from "../lib/gate/planDocument";
 import { parsePreviewDigest } from "../lib/gate/previewDigest";
-import { buildPlan } from "../lib/plan";
-import { Plan } from "../lib/planModel";
+import { buildPlan } from "../lib/plan/plan";
+import { Plan } from "../lib/plan/planModel";
 import { addSourceOptions, loadConfigAndInventory, readInputFile, SourceOptions } from "./context";
 import { action } from "./run";
 import { ensureSandboxRunning } from "./sandboxCommand";

@@ -1,6 +1,6 @@
 import { Command } from "commander";
-import { discoverInventory } from "../lib/discovery";
-import { loadKubeConfig } from "../lib/kubeClient";
+import { discoverInventory } from "../lib/plan/discovery";
+import { loadKubeConfig } from "../lib/config/kubeClient";
 import { action, writeJson } from "./run";
 
 export function registerInventoryCommand(program: Command): void {

@@ -1,5 +1,5 @@
 import { Command, CommanderError } from "commander";
-import { EXIT_INVALID_INPUT } from "../lib/errors";
+import { EXIT_INVALID_INPUT } from "../lib/config/errors";
 import { registerGateCommand } from "./gateCommand";
 import { registerInventoryCommand } from "./inventoryCommand";
 import { registerPlanCommand } from "./planCommand";

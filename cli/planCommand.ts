@@ -1,6 +1,6 @@
 import { Command } from "commander";
-import { buildPlan } from "../lib/plan";
-import { renderPlan } from "../lib/planReport";
+import { buildPlan } from "../lib/plan/plan";
+import { renderPlan } from "../lib/plan/planReport";
 import { addSourceOptions, loadConfigAndInventory, SourceOptions } from "./context";
 import { action, outputWidth, writeJson } from "./run";
 import { ensureSandboxRunning } from "./sandboxCommand";

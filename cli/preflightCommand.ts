@@ -1,8 +1,8 @@
 import { Command } from "commander";
 import { readFileSync } from "fs";
-import { UserError } from "../lib/errors";
-import { renderFindingsJson, renderFindingsTable } from "../lib/findings";
-import { MigrationConfig } from "../lib/migrationConfig";
+import { UserError } from "../lib/config/errors";
+import { renderFindingsJson, renderFindingsTable } from "../lib/report/findings";
+import { MigrationConfig } from "../lib/config/migrationConfig";
 import { EtcdAccess, etcdAccessFromConfig, runPreflight } from "../lib/preflight";
 import { readableEtcdCredentials } from "../lib/preflight/etcdAccess";
 import { addStackOptions, loadConfigAndKubeConfig, SourceOptions } from "./context";

@@ -1,7 +1,7 @@
 import { Command } from "commander";
 import { mkdirSync, writeFileSync } from "fs";
 import * as path from "path";
-import { UserError } from "../lib/errors";
+import { UserError } from "../lib/config/errors";
 import { renderReportHtml } from "../lib/report/reportHtml";
 import { renderReportMarkdown } from "../lib/report/reportMarkdown";
 import { ReportInput } from "../lib/report/reportInput";

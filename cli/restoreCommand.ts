@@ -1,16 +1,16 @@
 import { Command } from "commander";
 import * as fs from "fs";
 import * as path from "path";
-import { validateConfig } from "../lib/config";
-import { UserError } from "../lib/errors";
-import { verifySnapshotFile } from "../lib/etcdSnapshotFile";
-import { AUTO_SNAPSHOT_TOOL, runSnapshotTool } from "../lib/etcdSnapshotTool";
-import { MigrationConfig } from "../lib/migrationConfig";
-import { hostProblem, nodeNameProblem, userNameProblem } from "../lib/nodeIdentity";
+import { validateConfig } from "../lib/config/config";
+import { UserError } from "../lib/config/errors";
+import { verifySnapshotFile } from "../lib/controlPlane/etcdSnapshotFile";
+import { AUTO_SNAPSHOT_TOOL, runSnapshotTool } from "../lib/controlPlane/etcdSnapshotTool";
+import { MigrationConfig } from "../lib/config/migrationConfig";
+import { hostProblem, nodeNameProblem, userNameProblem } from "../lib/config/nodeIdentity";
 import {
   buildRestoreRunbook, ControlPlaneMember, DEFAULTS, etcdctlRestoreArgs, initialClusterOf, renderRunbook, RestoreRunbookInput,
-} from "../lib/restoreRunbook";
-import { readStackFile } from "../lib/stackFile";
+} from "../lib/controlPlane/restoreRunbook";
+import { readStackFile } from "../lib/config/stackFile";
 import { chooseStackFile } from "./context";
 import { action } from "./run";
 

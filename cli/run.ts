@@ -1,4 +1,4 @@
-import { EXIT_INVALID_INPUT, UserError } from "../lib/errors";
+import { EXIT_INVALID_INPUT, UserError } from "../lib/config/errors";
 
 /** Exit code for a bug of ours, kept apart from the documented 0/1/2/3. */
 export const EXIT_INTERNAL = 70;

@@ -1,5 +1,5 @@
 import { Command } from "commander";
-import { EXIT_UNREACHABLE, UserError } from "../lib/errors";
+import { EXIT_UNREACHABLE, UserError } from "../lib/config/errors";
 import { action, writeJson } from "./run";
 
 /**

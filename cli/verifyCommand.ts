@@ -1,5 +1,5 @@
 import { Command } from "commander";
-import { renderFindingsJson, renderFindingsTable } from "../lib/findings";
+import { renderFindingsJson, renderFindingsTable } from "../lib/report/findings";
 import { parsePlanDocument } from "../lib/gate/planDocument";
 import { runVerify } from "../lib/verify";
 import { addStackOptions, loadConfigAndKubeConfig, readInputFile, SourceOptions } from "./context";

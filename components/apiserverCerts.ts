@@ -3,13 +3,13 @@
  * Service IP (first address of the new Service range) as a SAN, one node at a time, and restarts the apiserver.
  *
  * Per node: `read` kube-apiserver.yaml (its --advertise-address and --secure-port are SANs/ports kubeadm needs)
- * → `renew` (lib/scripts/renewApiserverCert): old apiserver.crt/key moved aside and kept under
+ * → `renew` (lib/remote/scripts/renewApiserverCert): old apiserver.crt/key moved aside and kept under
  * <backupDir>/apiserver-cert/previous, `kubeadm init phase certs apiserver --config <file>`, the new certificate
  * checked with openssl (new IP present, every old SAN kept, signed by ca.crt, matches its key), the apiserver
  * restarted by moving its manifest out and back (kubeadm's documented way for static pods), then checked healthy
  * and serving the new certificate. Any check failing puts the old pair back and fails the step.
  *
- * The config file is the cluster's own ClusterConfiguration (kube-system/kubeadm-config, see lib/kubeadmCertConfig
+ * The config file is the cluster's own ClusterConfiguration (kube-system/kubeadm-config, see lib/controlPlane/kubeadmCertConfig
  * for why), with the new serviceSubnet; by default the OLD kubernetes Service IP stays a SAN too, because running
  * pods reach the apiserver through it until the Services phase re-creates the `kubernetes` Service and the pods
  * restart. Wire it after ControlPlane (the apiserver must already run with the new range) and before Services,
@@ -17,13 +17,13 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import { remote } from "@pulumi/command";
-import { kubernetesServiceIP } from "../lib/cidr";
-import { KUBEADM_CLUSTER_CONFIGURATION_KEY } from "../lib/kubeadmConfigEdit";
-import { CidrMove } from "../lib/migrationConfig";
-import { readFlag } from "../lib/manifestFlags";
-import { nodeBackupDir } from "../lib/nodeBackupDir";
-import { readFile } from "../lib/scripts/readFile";
-import { opensslIpSan, renewApiserverCert } from "../lib/scripts/renewApiserverCert";
+import { kubernetesServiceIP } from "../lib/net/cidr";
+import { KUBEADM_CLUSTER_CONFIGURATION_KEY } from "../lib/controlPlane/kubeadmConfigEdit";
+import { CidrMove } from "../lib/config/migrationConfig";
+import { readFlag } from "../lib/controlPlane/manifestFlags";
+import { nodeBackupDir } from "../lib/controlPlane/nodeBackupDir";
+import { readFile, readNodeFile } from "../lib/remote/scripts/readFile";
+import { opensslIpSan, renewApiserverCert } from "../lib/remote/scripts/renewApiserverCert";
 import { NodeAccessArgs, checkCidr, checkNodeAccess, DEFAULT_HEALTH_TIMEOUT_SECONDS } from "./controlPlane";
 import { bashCommand, connectionFor } from "./remoteConnection";
 import { withParentDependsOn } from "./parentDependsOn";
@@ -84,7 +84,7 @@ export class ApiserverCerts extends pulumi.ComponentResource {
         logging: "stderr",
       }, { parent: this, dependsOn: previous });
       const script = pulumi.all([read.stdout, clusterConfiguration]).apply(([stdout, clusterConfiguration]) => {
-        const manifest = Buffer.from(stdout.trim(), "base64").toString("utf8");
+        const manifest = readNodeFile(stdout, { node: node.name, path: APISERVER_MANIFEST, step: "read" });
         const advertiseAddress = readFlag(manifest, "advertise-address", { source: `${node.name}:${APISERVER_MANIFEST}` });
         if (!advertiseAddress) throw new Error(`node ${node.name}: ${APISERVER_MANIFEST} has no --advertise-address; kubeadm always sets it, check the manifest`);
         const port = Number(readFlag(manifest, "secure-port", { source: `${node.name}:${APISERVER_MANIFEST}` }) ?? "6443");

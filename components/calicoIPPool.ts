@@ -2,7 +2,7 @@
  * CalicoIPPool: the Calico side of the pod-range move (Calico's documented pool migration).
  *
  * - `<name>-new`: a new crd.projectcalico.org/v1 IPPool in the new range with the old pool's ipipMode, vxlanMode,
- *   natOutgoing, blockSize and nodeSelector (lib/calicoPool.newPoolManifest), as a CustomResource. It is kept when
+ *   natOutgoing, blockSize and nodeSelector (lib/podNetwork/calicoPool.newPoolManifest), as a CustomResource. It is kept when
  *   the stack is destroyed (retainOnDelete): pods use it.
  * - `<name>-disable-old`: a CustomResourcePatch setting only `spec.disabled: true` on the old pool (server-side
  *   apply, patchForce, retainOnDelete), after the new pool exists: from then on new pods (and re-registered
@@ -15,8 +15,8 @@
  */
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { IPPoolManifest, disabledPoolPatch, newPoolManifest } from "../lib/calicoPool";
-import { CalicoPoolInfo } from "../lib/inventory";
+import { IPPoolManifest, disabledPoolPatch, newPoolManifest } from "../lib/podNetwork/calicoPool";
+import { CalicoPoolInfo } from "../lib/plan/inventory";
 import { CalicoPoolRemoval } from "../dynamic-providers/calicoPoolRemoval";
 import { checkCidr } from "./controlPlane";
 import { PATCH_FORCE_ANNOTATION } from "./systemObjectPatch";
@@ -27,7 +27,7 @@ export interface CalicoIPPoolArgs {
   oldPool: CalicoPoolInfo;
   /** The new pod range. */
   newCidr: string;
-  /** Name of the new pool (default lib/calicoPool.defaultNewPoolName(newCidr), e.g. cidr-migration-10-48-0-0-16). */
+  /** Name of the new pool (default lib/podNetwork/calicoPool.defaultNewPoolName(newCidr), e.g. cidr-migration-10-48-0-0-16). */
   newPoolName?: string;
 }
 

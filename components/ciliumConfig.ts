@@ -1,5 +1,5 @@
 /**
- * CiliumConfig: Cilium's pod range, changed as Cilium documents it (see lib/ciliumPool for the reasoning).
+ * CiliumConfig: Cilium's pod range, changed as Cilium documents it (see lib/podNetwork/ciliumPool for the reasoning).
  *
  * - `<name>-live`: a read of kube-system/cilium-config (ConfigMap.get).
  * - `<name>-config`: a ConfigMapPatch of `cluster-pool-ipv4-cidr` only, in cluster-pool mode: the new range first,
@@ -12,14 +12,13 @@
  * CiliumNode handling (node rollout, issue 7): for each drained node, delete its CiliumNode and restart the Cilium
  * agent pod on it; the agent recreates the CiliumNode and the operator allocates its podCIDR from the new range.
  * Existing CiliumNodes keep their old-range podCIDRs until then, which stay valid because the old element stays.
+ * The read → patch → restart shape is shared with KubeProxyConfig and FlannelConfig (configMapEditThenRestart.ts).
  */
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { planCiliumPool } from "../lib/ciliumPool";
-import { checkRunId } from "../lib/nodeBackupDir";
+import { CILIUM_OPERATOR, planCiliumPool } from "../lib/podNetwork/ciliumPool";
+import { checkRunIdOf, configMapEditThenRestart } from "./configMapEditThenRestart";
 import { checkCidr } from "./controlPlane";
-import { patchMetadata, restartTemplate } from "./systemObjectPatch";
-import { withParentDependsOn } from "./parentDependsOn";
 
 export interface CiliumConfigArgs {
   /** The new pod range. */
@@ -28,11 +27,11 @@ export interface CiliumConfigArgs {
   nodeMaskSize: number;
   /** The migration run id (config `snapshot.trigger`); the restart annotation's value. */
   runId: string;
-  /** Namespace of Cilium (default "kube-system"). */
+  /** Namespace of Cilium (default CILIUM_OPERATOR's, "kube-system"). */
   namespace?: string;
   /** The ConfigMap (default "cilium-config"). */
   configMapName?: string;
-  /** The operator Deployment (default "cilium-operator"). */
+  /** The operator Deployment (default CILIUM_OPERATOR's, "cilium-operator"). */
   operatorDeploymentName?: string;
 }
 
@@ -48,23 +47,21 @@ export class CiliumConfig extends pulumi.ComponentResource {
     if (!Number.isInteger(args.nodeMaskSize) || args.nodeMaskSize < 1 || args.nodeMaskSize > 32) {
       throw new pulumi.ResourceError(`nodeMaskSize ${args.nodeMaskSize} is not an IPv4 mask size; pass the plan's podCidr.nodeMaskSize`, this);
     }
-    try {
-      checkRunId(args.runId);
-    } catch (error) {
-      throw new pulumi.ResourceError((error as Error).message, this);
-    }
-    const namespace = args.namespace ?? "kube-system";
-    const configMap = args.configMapName ?? "cilium-config";
-    const live = k8s.core.v1.ConfigMap.get(`${name}-live`, `${namespace}/${configMap}`, { parent: this });
-    this.data = live.data.apply((data) => planCiliumPool(data ?? {}, { newPodCidr: podCidr, nodeMaskSize: args.nodeMaskSize }).data);
-    this.configPatch = new k8s.core.v1.ConfigMapPatch(`${name}-config`, {
-      metadata: patchMetadata(namespace, configMap),
-      data: this.data,
-    }, { parent: this, retainOnDelete: true, dependsOn: withParentDependsOn(opts) });
-    this.restartOperator = new k8s.apps.v1.DeploymentPatch(`${name}-restart-operator`, {
-      metadata: patchMetadata(namespace, args.operatorDeploymentName ?? "cilium-operator"),
-      spec: restartTemplate(args.runId),
-    }, { parent: this, retainOnDelete: true, dependsOn: [this.configPatch] });
+    checkRunIdOf(args.runId, this);
+    const namespace = args.namespace ?? CILIUM_OPERATOR.namespace;
+    const step = configMapEditThenRestart(this, name, {
+      namespace,
+      configMap: args.configMapName ?? "cilium-config",
+      edit: (live) => {
+        const data = live.data.apply((d) => planCiliumPool(d ?? {}, { newPodCidr: podCidr, nodeMaskSize: args.nodeMaskSize }).data);
+        return { edited: data, data };
+      },
+      restart: { kind: CILIUM_OPERATOR.kind, name: args.operatorDeploymentName ?? CILIUM_OPERATOR.name, suffix: "restart-operator" },
+      runId: args.runId,
+    }, opts);
+    this.data = step.edited;
+    this.configPatch = step.configPatch;
+    this.restartOperator = step.restart as k8s.apps.v1.DeploymentPatch;
     this.registerOutputs({ data: this.data });
   }
 }

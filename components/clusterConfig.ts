@@ -2,9 +2,9 @@
  * ClusterConfig: the cluster's own records of the ranges, so a later `kubeadm upgrade` or `kubeadm join` keeps
  * the new ones:
  * - kube-system/kubeadm-config, ClusterConfiguration: networking.podSubnet and networking.serviceSubnet
- *   (lib/kubeadmConfigEdit);
+ *   (lib/controlPlane/kubeadmConfigEdit);
  * - kube-system/kubelet-config (kubeadm < 1.23: kubelet-config-1.NN), key kubelet: clusterDNS
- *   (lib/scripts/setKubeletClusterDns's editKubeletClusterDns; joins and `kubeadm upgrade node` write it to each
+ *   (lib/remote/scripts/setKubeletClusterDns's editKubeletClusterDns; joins and `kubeadm upgrade node` write it to each
  *   node's /var/lib/kubelet/config.yaml).
  * Each is read live (ConfigMap.get), edited losslessly (only those values change), and written back with a
  * ConfigMapPatch holding just that one key (server-side apply, patchForce, retainOnDelete).
@@ -14,9 +14,9 @@
  */
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { isIpAddress } from "../lib/cidr";
-import { KUBEADM_CLUSTER_CONFIGURATION_KEY, setKubeadmNetworking } from "../lib/kubeadmConfigEdit";
-import { editKubeletClusterDns } from "../lib/scripts/setKubeletClusterDns";
+import { isIpAddress } from "../lib/net/cidr";
+import { KUBEADM_CLUSTER_CONFIGURATION_KEY, setKubeadmNetworking } from "../lib/controlPlane/kubeadmConfigEdit";
+import { editKubeletClusterDns } from "../lib/remote/scripts/setKubeletClusterDns";
 import { checkCidr } from "./controlPlane";
 import { liveConfigMapKey, patchMetadata } from "./systemObjectPatch";
 import { withParentDependsOn } from "./parentDependsOn";

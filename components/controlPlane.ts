@@ -2,12 +2,12 @@
  * ControlPlane: moves the control plane's flags to the new ranges, one control-plane node at a time.
  *
  * Per node, a remote.Command chain (each step waits for the previous one; node N+1 starts after node N's last):
- *   backup       /etc/kubernetes/manifests and /etc/kubernetes/pki → <backupDir> (lib/scripts/backupControlPlane)
- *   read-kcm     kube-controller-manager.yaml as base64 (lib/scripts/readFile)
+ *   backup       /etc/kubernetes/manifests and /etc/kubernetes/pki → <backupDir> (lib/remote/scripts/backupControlPlane)
+ *   read-kcm     kube-controller-manager.yaml as base64 (lib/remote/scripts/readFile)
  *   kcm          --cluster-cidr=<new pod range> --service-cluster-ip-range=<new Service range>
  *                --node-cidr-mask-size=<mask> --allocate-node-cidrs=false, written with a checksum guard, then
  *                wait until KCM is healthy running those flags; on failure the previous manifest is restored in
- *                the same script and the step fails (lib/scripts/flagEditStep → guardedManifestEdit)
+ *                the same script and the step fails (lib/remote/scripts/flagEditStep → guardedManifestEdit)
  *   read-apiserver, apiserver   the same for kube-apiserver.yaml: --service-cluster-ip-range=<new Service range>
  * KCM goes first: a failing KCM hurts less than a failing apiserver (DESIGN.md).
  *
@@ -24,14 +24,14 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import { remote } from "@pulumi/command";
-import { checkRunId, nodeBackupDir } from "../lib/nodeBackupDir";
-import { CidrMove, NodeTarget, PodCidrMove } from "../lib/migrationConfig";
-import { backupControlPlane } from "../lib/scripts/backupControlPlane";
-import { flagEditStep } from "../lib/scripts/flagEditStep";
-import { readFile } from "../lib/scripts/readFile";
-import { ControlPlaneComponent } from "../lib/scripts/waitComponentHealthy";
-import { FlagValue } from "../lib/manifestFlags";
-import { normalizeCidr } from "../lib/cidr";
+import { checkRunId, nodeBackupDir } from "../lib/controlPlane/nodeBackupDir";
+import { CidrMove, NodeTarget, PodCidrMove } from "../lib/config/migrationConfig";
+import { backupControlPlane } from "../lib/remote/scripts/backupControlPlane";
+import { flagEditStep } from "../lib/remote/scripts/flagEditStep";
+import { readFile, readNodeFile } from "../lib/remote/scripts/readFile";
+import { ControlPlaneComponent } from "../lib/remote/scripts/waitComponentHealthy";
+import { FlagValue } from "../lib/controlPlane/manifestFlags";
+import { normalizeCidr } from "../lib/net/cidr";
 import { ConnectionOptions, SshCredentials, bashCommand, connectionFor } from "./remoteConnection";
 import { withParentDependsOn } from "./parentDependsOn";
 
@@ -140,15 +140,6 @@ function checkMask(mask: number, podCidr: string, self: pulumi.Resource): number
   return mask;
 }
 
-function decodeManifest(stdout: string, path: string, node: string): string {
-  const text = stdout.trim();
-  const bytes = Buffer.from(text, "base64");
-  if (text === "" || bytes.toString("base64") !== text) {
-    throw new Error(`node ${node}: reading ${path} returned no base64 content; check the read step's output`);
-  }
-  return bytes.toString("utf8");
-}
-
 /** Declares read + guarded write for one manifest; shared by ControlPlane and EnableCidrAllocation. */
 export function flagChangeSteps(request: FlagChangeRequest): FlagChangeSteps {
   const { node, args } = request;
@@ -165,7 +156,7 @@ export function flagChangeSteps(request: FlagChangeRequest): FlagChangeSteps {
   const script = read.stdout.apply((stdout) => flagEditStep({
     path,
     component: request.component,
-    currentContent: decodeManifest(stdout, path, node.name),
+    currentContent: readNodeFile(stdout, { node: node.name, path, step: "read" }),
     flags: request.flags,
     healthUrl: request.healthUrl,
     timeoutSeconds,

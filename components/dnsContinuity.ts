@@ -12,7 +12,7 @@
  *    stand-in's delete being accepted and the create being accepted. The stand-in's EndpointSlices and Endpoints
  *    are copied to the new Service at once (lib/serviceMove/endpointBridge.ts), so lookups do not wait for the
  *    endpointslice controller (0.7 s idle, far longer when busy); the copies go once the controller's own slices
- *    exist. A crash anywhere in between is finished by a re-run from the journal (see lib/serviceMover.ts).
+ *    exist. A crash anywhere in between is finished by a re-run from the journal (see lib/serviceMove/serviceMover.ts).
  *
  * Two components, not one: the node rollout sits between the halves, and the first half must exist before the
  * kubelet-config patch that the rollout depends on. Both halves are ServiceRecreation resources, so preview shows
@@ -22,6 +22,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { isIP } from "net";
 import { standInName } from "../lib/serviceMove/planMoves";
 import { ServiceRecreation } from "../dynamic-providers/serviceRecreation";
+import { serviceRefKey } from "../lib/serviceMove/serviceRef";
 
 export interface DnsServiceRef {
   /** Namespace of the DNS Service (config cidr-migration:dns.namespace, usually kube-system). */
@@ -58,7 +59,7 @@ export interface DnsFinalSwapArgs {
   temporary: DnsTemporaryService | DnsServiceRef;
   /** Namespace of the move journal. Default kube-system. */
   journalNamespace?: pulumi.Input<string>;
-  /** Seconds the old DNS Service may linger (finalizers) after its delete. Default 120. */
+  /** Seconds the old DNS Service may linger (finalizers) after its delete. Default DEFAULT_DELETE_TIMEOUT_SECONDS. */
   deleteTimeoutSeconds?: pulumi.Input<number>;
   /** Provider behaviour version recorded in the state. Default the provider's. */
   version?: pulumi.Input<string>;
@@ -104,7 +105,7 @@ export class DnsTemporaryService extends pulumi.ComponentResource {
     this.resource = new ServiceRecreation(`${name}-stand-in`, {
       kubeconfig: args.kubeconfig,
       moves: {},
-      standIns: pulumi.output(args.finalIP).apply((ip) => ({ [`${standIn.namespace}/${standIn.name}`]: { of: `${dns.namespace}/${dns.name}`, ip } })),
+      standIns: pulumi.output(args.finalIP).apply((ip) => ({ [serviceRefKey(standIn)]: { of: serviceRefKey(dns), ip } })),
       adoptJournals: false,
       journalNamespace: args.journalNamespace,
       version: args.version,
@@ -130,12 +131,12 @@ export class DnsFinalSwap extends pulumi.ComponentResource {
     if (!temporary || temporary.namespace !== dns.namespace || typeof temporary.name !== "string" || temporary.name === dns.name) {
       throw new pulumi.ResourceError(`temporary must be the DNS stand-in in namespace ${dns.namespace} (pass the DnsTemporaryService); got ${JSON.stringify(temporary)}`, this);
     }
-    const key = `${dns.namespace}/${dns.name}`;
+    const key = serviceRefKey(dns);
     const dependsOn = args.temporary instanceof DnsTemporaryService ? [args.temporary] : [];
     this.resource = new ServiceRecreation(`${name}-swap`, {
       kubeconfig: args.kubeconfig,
       moves: pulumi.all([args.fromIP, args.toIP]).apply(([fromIP, toIP]) => ({
-        [key]: { fromIP, toIP, vacate: `${temporary.namespace}/${temporary.name}` },
+        [key]: { fromIP, toIP, vacate: serviceRefKey(temporary) },
       })),
       parallelism: 1,
       adoptJournals: false,

@@ -3,20 +3,20 @@
  *
  * - `<name>-live`: a read of the kube-flannel-cfg ConfigMap (ConfigMap.get).
  * - `<name>-config`: a ConfigMapPatch of data["net-conf.json"] only: the live JSON with Network changed, every
- *   other byte kept (lib/flannelNetConf); server-side apply, patchForce, retainOnDelete.
+ *   other byte kept (lib/podNetwork/flannelNetConf); server-side apply, patchForce, retainOnDelete.
  * - `<name>-restart`: a DaemonSetPatch bumping the pod template's restartedAt annotation to the run id, after the
  *   ConfigMap patch (flanneld reads net-conf.json only at start; with --kube-subnet-mgr each node's lease is its
  *   Node.spec.podCIDR, which the node rollout moves).
- * Per-node cleanup (cni0, flannel.1, subnet.env) belongs to the node rollout (lib/scripts/cleanupCni).
+ * Per-node cleanup (cni0, flannel.1, subnet.env) belongs to the node rollout (lib/remote/scripts/cleanupCni).
  * Namespace: kube-flannel for current manifests (default), kube-system for older installs.
+ * The read → patch → restart shape is shared with KubeProxyConfig and CiliumConfig (configMapEditThenRestart.ts).
  */
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { FLANNEL_NET_CONF_KEY, setFlannelNetwork } from "../lib/flannelNetConf";
-import { checkRunId } from "../lib/nodeBackupDir";
+import { FLANNEL_NET_CONF_KEY, setFlannelNetwork } from "../lib/podNetwork/flannelNetConf";
+import { checkRunIdOf, configMapEditThenRestart } from "./configMapEditThenRestart";
 import { checkCidr } from "./controlPlane";
-import { liveConfigMapKey, patchMetadata, restartTemplate } from "./systemObjectPatch";
-import { withParentDependsOn } from "./parentDependsOn";
+import { configMapKey } from "./systemObjectPatch";
 
 export interface FlannelConfigArgs {
   /** The new pod range, written as Network. */
@@ -40,23 +40,23 @@ export class FlannelConfig extends pulumi.ComponentResource {
   constructor(name: string, args: FlannelConfigArgs, opts?: pulumi.ComponentResourceOptions) {
     super("cidr-migration:flannelConfig:FlannelConfig", name, {}, opts);
     const podCidr = checkCidr(args.podCidr, "podCidr", this);
-    try {
-      checkRunId(args.runId);
-    } catch (error) {
-      throw new pulumi.ResourceError((error as Error).message, this);
-    }
+    checkRunIdOf(args.runId, this);
     const namespace = args.namespace ?? "kube-flannel";
     const configMap = args.configMapName ?? "kube-flannel-cfg";
-    const live = liveConfigMapKey(`${name}-live`, { namespace, configMap, key: FLANNEL_NET_CONF_KEY }, { parent: this });
-    this.netConf = live.apply((text) => setFlannelNetwork(text, podCidr, `${namespace}/${configMap} ${FLANNEL_NET_CONF_KEY}`).text);
-    this.configPatch = new k8s.core.v1.ConfigMapPatch(`${name}-config`, {
-      metadata: patchMetadata(namespace, configMap),
-      data: { [FLANNEL_NET_CONF_KEY]: this.netConf },
-    }, { parent: this, retainOnDelete: true, dependsOn: withParentDependsOn(opts) });
-    this.restart = new k8s.apps.v1.DaemonSetPatch(`${name}-restart`, {
-      metadata: patchMetadata(namespace, args.daemonSetName ?? "kube-flannel-ds"),
-      spec: restartTemplate(args.runId),
-    }, { parent: this, retainOnDelete: true, dependsOn: [this.configPatch] });
+    const step = configMapEditThenRestart(this, name, {
+      namespace,
+      configMap,
+      edit: (live) => {
+        const key = FLANNEL_NET_CONF_KEY;
+        const text = configMapKey(live, { namespace, configMap, key }).apply((t) => setFlannelNetwork(t, podCidr, `${namespace}/${configMap} ${key}`).text);
+        return { edited: text, data: { [key]: text } };
+      },
+      restart: { kind: "DaemonSet", name: args.daemonSetName ?? "kube-flannel-ds", suffix: "restart" },
+      runId: args.runId,
+    }, opts);
+    this.netConf = step.edited;
+    this.configPatch = step.configPatch;
+    this.restart = step.restart as k8s.apps.v1.DaemonSetPatch;
     this.registerOutputs({ netConf: this.netConf });
   }
 }

@@ -7,20 +7,20 @@
  *   computed from what the cluster holds when `pulumi up` runs, and a re-run computes the same text (idempotent).
  * - `<name>-config`: a ConfigMapPatch (server-side apply, `pulumi.com/patchForce`, retainOnDelete) whose only
  *   field is data["config.conf"]: the live text with clusterCIDR changed and every other byte kept
- *   (lib/kubeProxyConfigEdit). Other keys (kubeconfig.conf) are not part of the patch, so they stay untouched.
+ *   (lib/podNetwork/kubeProxyConfigEdit). Other keys (kubeconfig.conf) are not part of the patch, so they stay untouched.
  * - `<name>-restart`: a DaemonSetPatch that sets the pod template's `kubectl.kubernetes.io/restartedAt` to the run
  *   id (what `kubectl rollout restart` does), after the ConfigMap patch. The kubernetes provider awaits the
  *   DaemonSet's rollout where it supports DaemonSet readiness (its Deployment patches always await); the
  *   verify phase checks the kube-proxy pods either way.
  * Wire it after the node rollout (DESIGN.md order), with `opts.provider` = the cluster's k8s.Provider.
+ * The read → patch → restart shape is shared with FlannelConfig and CiliumConfig (configMapEditThenRestart.ts).
  */
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { KUBE_PROXY_CONFIG_KEY, setKubeProxyClusterCidr } from "../lib/kubeProxyConfigEdit";
-import { checkRunId } from "../lib/nodeBackupDir";
+import { KUBE_PROXY_CONFIG_KEY, setKubeProxyClusterCidr } from "../lib/podNetwork/kubeProxyConfigEdit";
+import { checkRunIdOf, configMapEditThenRestart } from "./configMapEditThenRestart";
 import { checkCidr } from "./controlPlane";
-import { liveConfigMapKey, patchMetadata, restartTemplate } from "./systemObjectPatch";
-import { withParentDependsOn } from "./parentDependsOn";
+import { configMapKey } from "./systemObjectPatch";
 
 export interface KubeProxyConfigArgs {
   /** The new pod range, written as clusterCIDR. */
@@ -46,24 +46,23 @@ export class KubeProxyConfig extends pulumi.ComponentResource {
   constructor(name: string, args: KubeProxyConfigArgs, opts?: pulumi.ComponentResourceOptions) {
     super("cidr-migration:kubeProxyConfig:KubeProxyConfig", name, {}, opts);
     const podCidr = checkCidr(args.podCidr, "podCidr", this);
-    try {
-      checkRunId(args.runId);
-    } catch (error) {
-      throw new pulumi.ResourceError((error as Error).message, this);
-    }
+    checkRunIdOf(args.runId, this);
     const namespace = args.namespace ?? "kube-system";
     const configMap = args.configMapName ?? "kube-proxy";
     const key = args.configKey ?? KUBE_PROXY_CONFIG_KEY;
-    const live = liveConfigMapKey(`${name}-live`, { namespace, configMap, key }, { parent: this });
-    this.config = live.apply((text) => setKubeProxyClusterCidr(text, podCidr, `${namespace}/${configMap} ${key}`).text);
-    this.configPatch = new k8s.core.v1.ConfigMapPatch(`${name}-config`, {
-      metadata: patchMetadata(namespace, configMap),
-      data: { [key]: this.config },
-    }, { parent: this, retainOnDelete: true, dependsOn: withParentDependsOn(opts) });
-    this.restart = new k8s.apps.v1.DaemonSetPatch(`${name}-restart`, {
-      metadata: patchMetadata(namespace, args.daemonSetName ?? "kube-proxy"),
-      spec: restartTemplate(args.runId),
-    }, { parent: this, retainOnDelete: true, dependsOn: [this.configPatch] });
+    const step = configMapEditThenRestart(this, name, {
+      namespace,
+      configMap,
+      edit: (live) => {
+        const text = configMapKey(live, { namespace, configMap, key }).apply((t) => setKubeProxyClusterCidr(t, podCidr, `${namespace}/${configMap} ${key}`).text);
+        return { edited: text, data: { [key]: text } };
+      },
+      restart: { kind: "DaemonSet", name: args.daemonSetName ?? "kube-proxy", suffix: "restart" },
+      runId: args.runId,
+    }, opts);
+    this.config = step.edited;
+    this.configPatch = step.configPatch;
+    this.restart = step.restart as k8s.apps.v1.DaemonSetPatch;
     this.registerOutputs({ config: this.config });
   }
 }

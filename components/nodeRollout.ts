@@ -22,7 +22,7 @@
  * bootstrap token, secret output) → deregister → calico-ipam → kubeadm-rejoin (SSH: reset, clean, join; the join
  * writes config.yaml from the kubelet-config ConfigMap, which carries the new clusterDNS) → rejoin.
  *
- * Scripts come from lib/scripts and run through lib/nodeMove/stdinRunner. Backups on the nodes go under
+ * Scripts come from lib/remote/scripts and run through lib/remote/stdinRunner. Backups on the nodes go under
  * /var/lib/cidr-migration/backup/<runId>. Progress per node (node, step, elapsed) is logged by the API steps; the
  * plan's estimate per node and in total, beside the manual runbook's 5-8 minutes per node, is logged here and
  * returned as `estimate`.
@@ -30,30 +30,23 @@
 import * as pulumi from "@pulumi/pulumi";
 import { remote } from "@pulumi/command";
 import { CalicoIpamRelease, NodeDeregister, NodeDrain, NodeRejoin } from "../dynamic-providers/nodeApiSteps";
-import { MigrationConfig, NodeTarget } from "../lib/migrationConfig";
-import { nodeBackupDir } from "../lib/nodeBackupDir";
+import { MigrationConfig, NodeTarget } from "../lib/config/migrationConfig";
+import { nodeBackupDir } from "../lib/controlPlane/nodeBackupDir";
 import { UnmanagedPodPolicy } from "../lib/nodeMove/drainDecision";
 import { parseJoinCommand } from "../lib/nodeMove/joinCommand";
 import { RolloutEstimate, RolloutWave, rolloutEstimate, rolloutWaves } from "../lib/nodeMove/rolloutWaves";
-import { RUN_SCRIPT_FROM_STDIN } from "../lib/nodeMove/stdinRunner";
-import { NodeMove, Plan } from "../lib/planModel";
-import { cleanupCni } from "../lib/scripts/cleanupCni";
-import { kubeadmRejoin } from "../lib/scripts/kubeadmRejoin";
-import { kubeletReregister } from "../lib/scripts/kubeletReregister";
-import { readFile } from "../lib/scripts/readFile";
-import { setKubeletClusterDns } from "../lib/scripts/setKubeletClusterDns";
+import { RUN_SCRIPT_FROM_STDIN } from "../lib/remote/stdinRunner";
+import { NodeMove, Plan } from "../lib/plan/planModel";
+import { cleanupCni } from "../lib/remote/scripts/cleanupCni";
+import { kubeadmRejoin } from "../lib/remote/scripts/kubeadmRejoin";
+import { kubeletReregister } from "../lib/remote/scripts/kubeletReregister";
+import { readFile, readNodeFile } from "../lib/remote/scripts/readFile";
+import { setKubeletClusterDns } from "../lib/remote/scripts/setKubeletClusterDns";
 import { ConnectionOptions, SshCredentials, connectionFor } from "./remoteConnection";
+import { stepId } from "../lib/plan/stepIds";
 
 export const KUBELET_CONFIG_PATH = "/var/lib/kubelet/config.yaml";
 export const JOIN_TOKEN_COMMAND = "kubeadm token create --print-join-command --ttl 2h";
-
-/** The read step prints the file as one line of base64 (lib/scripts/readFile); anything else is a failed read. */
-function decodeReadStep(stdout: string, file: string, node: string): string {
-  const text = stdout.trim();
-  const bytes = Buffer.from(text, "base64");
-  if (text === "" || bytes.toString("base64") !== text) throw new Error(`node ${node}: reading ${file} returned no base64 content; check the kubelet-config-read step's output`);
-  return bytes.toString("utf8");
-}
 
 export interface NodeRolloutArgs {
   /** lib/plan's Plan: node moves (batch, canary, newPodCIDR), podCidr.from, cni, dns, and the "nodes/<name>" estimates. */
@@ -148,7 +141,7 @@ export class NodeRollout extends pulumi.ComponentResource {
 
     const nodeSteps = plan.phases.find((p) => p.name === "nodes")?.steps ?? [];
     const secondsFor = (node: string): number => {
-      const step = nodeSteps.find((s) => s.id === `nodes/${node}`);
+      const step = nodeSteps.find((s) => s.id === stepId.node(node));
       return step ? step.estimateSeconds : fail(`plan has no step nodes/${node}; re-run the planner`);
     };
     this.estimate = rolloutEstimate(this.waves, secondsFor, plan.phases.find((p) => p.name === "nodes")?.manualMinutes);
@@ -249,7 +242,7 @@ export class NodeRollout extends pulumi.ComponentResource {
         steps.kubeletConfigRead = script("kubelet-config-read", readFile({ path: KUBELET_CONFIG_PATH, root: args.root }), [steps.kubeletStop!], { logging: "stderr" });
         const edit = steps.kubeletConfigRead.stdout.apply((stdout) => setKubeletClusterDns({
           configPath: KUBELET_CONFIG_PATH,
-          currentContent: decodeReadStep(stdout, KUBELET_CONFIG_PATH, move.name),
+          currentContent: readNodeFile(stdout, { node: move.name, path: KUBELET_CONFIG_PATH, step: "kubelet-config-read" }),
           clusterDns: ctx.clusterDns!,
           backupDir,
           root: args.root,

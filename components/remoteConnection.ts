@@ -18,8 +18,8 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import { types } from "@pulumi/command";
-import { NodeTarget } from "../lib/migrationConfig";
-import { shellQuote } from "../lib/shellQuote";
+import { NodeTarget } from "../lib/config/migrationConfig";
+import { shellQuote } from "../lib/remote/shellQuote";
 
 export interface SshCredentials {
   /** Login user when the node does not name its own (config `ssh.user`). */

@@ -1,7 +1,8 @@
 import * as pulumi from "@pulumi/pulumi";
-import { CONFIG_NAMESPACE, validateConfig, ValidationContext } from "../lib/config";
-import { ConfigError } from "../lib/errors";
-import { MigrationConfig } from "../lib/migrationConfig";
+import { validateConfig, ValidationContext } from "../lib/config/config";
+import { CONFIG_NAMESPACE } from "../lib/config/configReader";
+import { ConfigError } from "../lib/config/errors";
+import { MigrationConfig } from "../lib/config/migrationConfig";
 
 // The SDK exports this from runtime/config.js but leaves it out of its typings; Config.getSecret uses it internally.
 // eslint-disable-next-line @typescript-eslint/no-require-imports

@@ -7,8 +7,9 @@
  * - `PATCH_FORCE_ANNOTATION`: `pulumi.com/patchForce: "true"`, the provider's switch for a forced apply.
  * - `patchMetadata(namespace, name)`: the metadata every *Patch of ours carries.
  * - `liveConfigMapKey(name, { namespace, configMap, key }, opts)`: reads the ConfigMap with `ConfigMap.get`
- *   (a read, shown in preview, never a change) and returns one data key's text; a missing key fails the
- *   deployment with a message naming the object (fail closed: we never patch a config we could not read).
+ *   (a read, shown in preview, never a change) and returns one data key's text (`configMapKey` for a ConfigMap
+ *   already read); a missing key fails the deployment with a message naming the object (fail closed: we never
+ *   patch a config we could not read).
  * - `RESTARTED_AT_ANNOTATION`: the pod-template annotation `kubectl rollout restart` bumps; we set it to the run id,
  *   so one migration run restarts a workload once and a re-run with the same id changes nothing.
  */
@@ -33,7 +34,11 @@ export interface LiveConfigMapKey {
 }
 
 export function liveConfigMapKey(resourceName: string, ref: LiveConfigMapKey, opts: pulumi.CustomResourceOptions): pulumi.Output<string> {
-  const live = k8s.core.v1.ConfigMap.get(resourceName, `${ref.namespace}/${ref.configMap}`, opts);
+  return configMapKey(k8s.core.v1.ConfigMap.get(resourceName, `${ref.namespace}/${ref.configMap}`, opts), ref);
+}
+
+/** One data key's text of a ConfigMap already read; a missing key fails naming the object. */
+export function configMapKey(live: k8s.core.v1.ConfigMap, ref: LiveConfigMapKey): pulumi.Output<string> {
   return live.data.apply((data) => {
     const text = data?.[ref.key];
     if (text === undefined) {

@@ -1,6 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
-import { CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
-import { IpamObject, ipamLeftovers } from "../lib/calicoIpamLeftovers";
+import { CustomObjectsApi } from "@kubernetes/client-node";
+import { IpamObject, ipamLeftovers } from "../lib/nodeMove/calicoIpam";
+import { isUnknown, kubeConfigFrom, requiredStrings, throwIfFailed, withSecretOutputs } from "./wire";
 
 /**
  * Deletes the old Calico IPPool, but only once the cluster proves nothing uses it: no IPAMBlock and no
@@ -18,7 +19,6 @@ import { IpamObject, ipamLeftovers } from "../lib/calicoIpamLeftovers";
 export const CALICO_POOL_REMOVAL_PROVIDER_VERSION = "1";
 const GROUP = "crd.projectcalico.org";
 const VERSION = "v1";
-const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
 
 export interface CalicoPoolRemovalArgs {
   /** Content of an admin kubeconfig for the cluster (stored as a secret). */
@@ -55,13 +55,7 @@ interface CalicoObject {
 }
 
 function checkInputs(news: Record<string, unknown>): pulumi.dynamic.CheckFailure[] {
-  const failures: pulumi.dynamic.CheckFailure[] = [];
-  for (const key of ["kubeconfig", "poolName", "poolCidr"]) {
-    const value = news[key];
-    if (value === UNKNOWN) continue;
-    if (typeof value !== "string" || value === "") failures.push({ property: key, reason: `${key} is required (a non-empty string)` });
-  }
-  return failures;
+  return requiredStrings(news, ["kubeconfig", "poolName", "poolCidr"]);
 }
 
 async function listAll(api: CustomObjectsApi, plural: string): Promise<CalicoObject[]> {
@@ -79,7 +73,7 @@ async function listAll(api: CustomObjectsApi, plural: string): Promise<CalicoObj
 }
 
 /**
- * One line for a failed API call. Not lib/kubeClient's describeKubeError: this code is serialized by value into
+ * One line for a failed API call. Not lib/config/kubeClient's describeKubeError: this code is serialized by value into
  * the state, and that module keeps a Set, which closure serialization cannot carry.
  */
 function kubeFailure(err: unknown, action: string, server: string | undefined): Error {
@@ -110,8 +104,7 @@ function listed(objects: IpamObject[]): string {
 }
 
 async function removePool(inputs: RemovalInputs): Promise<CalicoPoolRemovalOutputs> {
-  const kc = new KubeConfig();
-  kc.loadFromString(inputs.kubeconfig);
+  const kc = kubeConfigFrom(inputs.kubeconfig);
   const server = kc.getCurrentCluster()?.server;
   const api = kc.makeApiClient(CustomObjectsApi);
   const what = `Calico IPPool ${inputs.poolName}`;
@@ -156,8 +149,7 @@ async function removePool(inputs: RemovalInputs): Promise<CalicoPoolRemovalOutpu
 }
 
 function asInputs(news: Record<string, unknown>): RemovalInputs {
-  const failures = checkInputs(news);
-  if (failures.length > 0) throw new Error(failures.map((f) => f.reason).join("; "));
+  throwIfFailed(checkInputs(news));
   return {
     kubeconfig: news.kubeconfig as string,
     poolName: news.poolName as string,
@@ -173,7 +165,7 @@ export const calicoPoolRemovalProvider: pulumi.dynamic.ResourceProvider = {
 
   async diff(_id: string, olds: CalicoPoolRemovalOutputs, news: Record<string, unknown>): Promise<pulumi.dynamic.DiffResult> {
     // A different pool is a different removal (replace); a new provider version or kubeconfig only records itself.
-    const replaces = (["poolName", "poolCidr"] as const).filter((k) => news[k] === UNKNOWN || news[k] !== olds[k]);
+    const replaces = (["poolName", "poolCidr"] as const).filter((k) => isUnknown(news[k]) || news[k] !== olds[k]);
     if (replaces.length > 0) return { changes: true, replaces: [...replaces], deleteBeforeReplace: false };
     return { changes: news.version !== olds.version };
   },
@@ -210,7 +202,7 @@ export class CalicoPoolRemoval extends pulumi.dynamic.Resource {
         checkedBlocks: undefined,
         checkedAffinities: undefined,
       },
-      { ...opts, additionalSecretOutputs: [...(opts?.additionalSecretOutputs ?? []), "kubeconfig"] },
+      withSecretOutputs(opts, ["kubeconfig"]),
       "cidr-migration",
       "CalicoPoolRemoval",
     );

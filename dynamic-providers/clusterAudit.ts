@@ -1,11 +1,12 @@
 import * as pulumi from "@pulumi/pulumi";
-import { FindingReport, summarize } from "../lib/findings";
-import { loadKubeConfig } from "../lib/kubeClient";
-import { MigrationConfig } from "../lib/migrationConfig";
-import { Plan } from "../lib/planModel";
+import { FindingReport, summarize } from "../lib/report/findings";
+import { loadKubeConfig } from "../lib/config/kubeClient";
+import { MigrationConfig } from "../lib/config/migrationConfig";
+import { Plan } from "../lib/plan/planModel";
 import { runPreflight } from "../lib/preflight";
-import { Sensitive } from "../lib/sensitive";
+import { Sensitive } from "../lib/config/sensitive";
 import { runVerify } from "../lib/verify";
+import { secretIfGiven, withSecretOutputs } from "./wire";
 
 /**
  * The graph's first and last phases: the read-only preflight audit and the post-migration verification, run when
@@ -130,7 +131,6 @@ abstract class ClusterAudit extends pulumi.dynamic.Resource {
   declare readonly reportJson: pulumi.Output<string>;
 
   protected constructor(kind: AuditKind, type: string, name: string, args: ClusterAuditArgs, opts?: pulumi.CustomResourceOptions) {
-    const secretIfGiven = (value: pulumi.Input<string> | undefined) => (value === undefined ? undefined : pulumi.secret(value));
     super(
       clusterAuditProvider,
       name,
@@ -149,7 +149,7 @@ abstract class ClusterAudit extends pulumi.dynamic.Resource {
         infos: undefined,
         reportJson: undefined,
       },
-      { ...opts, additionalSecretOutputs: [...(opts?.additionalSecretOutputs ?? []), ...SECRET_INPUTS] },
+      withSecretOutputs(opts, SECRET_INPUTS),
       "cidr-migration",
       type,
     );

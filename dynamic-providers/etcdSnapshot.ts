@@ -4,9 +4,10 @@ import { ICallable, ISnapshotResponse, KVClient, MaintenanceClient } from "etcd3
 import * as fs from "fs";
 import * as path from "path";
 import { Readable } from "stream";
-import { writeSnapshotAtomically } from "../lib/etcdSnapshotFile";
-import { AUTO_SNAPSHOT_TOOL, runSnapshotTool } from "../lib/etcdSnapshotTool";
-import { etcdctlRestoreArgs } from "../lib/restoreRunbook";
+import { writeSnapshotAtomically } from "../lib/controlPlane/etcdSnapshotFile";
+import { AUTO_SNAPSHOT_TOOL, runSnapshotTool } from "../lib/controlPlane/etcdSnapshotTool";
+import { etcdctlRestoreArgs } from "../lib/controlPlane/restoreRunbook";
+import { containsUnknown, secretIfGiven, withSecretOutputs } from "./wire";
 
 /**
  * An etcd snapshot taken before anything in the migration changes, and proven to restore.
@@ -80,16 +81,10 @@ interface SnapshotInputs {
   etcdctl: string;
 }
 
-/** The engine's placeholder for a value not known yet (preview). Same string as pulumi.runtime.unknownValue. */
-const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
 /** Changing any of these takes a new snapshot (a replacement); the old file stays unless keepOnDelete is false. */
 const SNAPSHOT_IDENTITY = ["endpoints", "directory", "trigger"] as const;
 /** Changing these only records the new value. TLS material is deliberately in neither list. */
 const IN_PLACE = ["version", "keepOnDelete", "etcdctl"] as const;
-
-function isUnknown(value: unknown): boolean {
-  return value === UNKNOWN || (Array.isArray(value) && value.some((v) => v === UNKNOWN));
-}
 
 /** Any PEM block in a message becomes a marker: etcd, gRPC or OpenSSL errors must not carry key material out. */
 function withoutPem(message: string): string {
@@ -105,7 +100,7 @@ function checkInputs(news: Record<string, unknown>): { inputs: Record<string, un
   const failures: pulumi.dynamic.CheckFailure[] = [];
   const fail = (property: string, reason: string): void => { failures.push({ property, reason }); };
   const inputs: Record<string, unknown> = { ...news };
-  const known = (key: string): boolean => news[key] !== undefined && !isUnknown(news[key]);
+  const known = (key: string): boolean => news[key] !== undefined && !containsUnknown(news[key]);
 
   if (news.endpoints === undefined) {
     fail("endpoints", "endpoints is required: the etcd client URLs, e.g. [\"https://10.0.0.11:2379\"]");
@@ -163,7 +158,7 @@ function sameValue(a: unknown, b: unknown): boolean {
 }
 
 function diffInputs(olds: Record<string, unknown>, news: Record<string, unknown>): pulumi.dynamic.DiffResult {
-  const changed = (key: string): boolean => isUnknown(news[key]) || !sameValue(olds[key], news[key]);
+  const changed = (key: string): boolean => containsUnknown(news[key]) || !sameValue(olds[key], news[key]);
   const replaces = SNAPSHOT_IDENTITY.filter(changed);
   const updates = IN_PLACE.filter(changed);
   if (replaces.length > 0) return { changes: true, replaces: [...replaces], deleteBeforeReplace: false };
@@ -357,7 +352,6 @@ export class EtcdSnapshot extends pulumi.dynamic.Resource {
   declare readonly restoreProof: pulumi.Output<string>;
 
   constructor(name: string, args: EtcdSnapshotArgs, opts?: pulumi.CustomResourceOptions) {
-    const secretIfGiven = (value: pulumi.Input<string> | undefined) => (value === undefined ? undefined : pulumi.secret(value));
     super(
       etcdSnapshotProvider,
       name,
@@ -379,7 +373,7 @@ export class EtcdSnapshot extends pulumi.dynamic.Resource {
         takenAt: undefined,
         restoreProof: undefined,
       },
-      { ...opts, additionalSecretOutputs: [...(opts?.additionalSecretOutputs ?? []), ...TLS_PROPERTIES] },
+      withSecretOutputs(opts, TLS_PROPERTIES),
       "cidr-migration",
       "EtcdSnapshot",
     );

@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
-import { KubeConfig } from "@kubernetes/client-node";
 import { kubeRest } from "../lib/serviceMove/kubeRest";
 import { closeServiceCidrs, openServiceCidrs, planServiceCidrSwitch, ServiceCidrSwitchPlan } from "../lib/serviceMove/serviceCidrs";
+import { isUnknown, kubeConfigFrom, requiredStrings, throwIfFailed, withSecretOutputs } from "./wire";
 
 /**
  * The default Service range on the ServiceCIDR API (1.33+), in two resources around the Service moves
@@ -16,7 +16,8 @@ import { closeServiceCidrs, openServiceCidrs, planServiceCidrSwitch, ServiceCidr
  */
 
 export const SERVICE_CIDR_SWITCH_PROVIDER_VERSION = "1";
-const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
+/** How long a ServiceCIDR gets to become Ready or to go. */
+const DEFAULT_SWITCH_TIMEOUT_SECONDS = 120;
 
 export type ServiceCidrSwitchStep = "open" | "close";
 
@@ -26,7 +27,7 @@ export interface ServiceCidrSwitchArgs {
   /** old and new Service range */
   from: pulumi.Input<string>;
   to: pulumi.Input<string>;
-  /** seconds to wait for a ServiceCIDR to become Ready or to go (default 120) */
+  /** seconds to wait for a ServiceCIDR to become Ready or to go (default DEFAULT_SWITCH_TIMEOUT_SECONDS) */
   timeoutSeconds?: pulumi.Input<number>;
   version?: pulumi.Input<string>;
 }
@@ -51,12 +52,8 @@ function objectsOf(step: ServiceCidrSwitchStep, plan: ServiceCidrSwitchPlan): { 
 function checkInputs(news: Record<string, unknown>): pulumi.dynamic.CheckFailure[] {
   const failures: pulumi.dynamic.CheckFailure[] = [];
   if (news.step !== "open" && news.step !== "close") failures.push({ property: "step", reason: `step must be "open" or "close"; got ${JSON.stringify(news.step)}` });
-  for (const key of ["kubeconfig", "from", "to"]) {
-    const value = news[key];
-    if (value === UNKNOWN) continue;
-    if (typeof value !== "string" || value === "") failures.push({ property: key, reason: `${key} is required (a non-empty string)` });
-  }
-  if (failures.length === 0 && news.from !== UNKNOWN && news.to !== UNKNOWN) {
+  failures.push(...requiredStrings(news, ["kubeconfig", "from", "to"]));
+  if (failures.length === 0 && !isUnknown(news.from) && !isUnknown(news.to)) {
     try {
       planServiceCidrSwitch(news.from as string, news.to as string);
     } catch (err) {
@@ -67,21 +64,19 @@ function checkInputs(news: Record<string, unknown>): pulumi.dynamic.CheckFailure
 }
 
 function asInputs(news: Record<string, unknown>): SwitchInputs {
-  const failures = checkInputs(news);
-  if (failures.length > 0) throw new Error(failures.map((f) => f.reason).join("; "));
+  throwIfFailed(checkInputs(news));
   return {
     kubeconfig: news.kubeconfig as string,
     step: news.step as ServiceCidrSwitchStep,
     from: news.from as string,
     to: news.to as string,
-    timeoutSeconds: typeof news.timeoutSeconds === "number" ? news.timeoutSeconds : 120,
+    timeoutSeconds: typeof news.timeoutSeconds === "number" ? news.timeoutSeconds : DEFAULT_SWITCH_TIMEOUT_SECONDS,
     version: (news.version as string | undefined) ?? SERVICE_CIDR_SWITCH_PROVIDER_VERSION,
   };
 }
 
 async function applySwitchStep(inputs: SwitchInputs): Promise<Record<string, unknown>> {
-  const kc = new KubeConfig();
-  kc.loadFromString(inputs.kubeconfig);
+  const kc = kubeConfigFrom(inputs.kubeconfig);
   const rest = await kubeRest(kc, { maxSockets: 4 });
   const plan = planServiceCidrSwitch(inputs.from, inputs.to);
   try {
@@ -97,7 +92,7 @@ async function applySwitchStep(inputs: SwitchInputs): Promise<Record<string, unk
 export const serviceCidrSwitchProvider: pulumi.dynamic.ResourceProvider = {
   async check(_olds: Record<string, unknown>, news: Record<string, unknown>): Promise<pulumi.dynamic.CheckResult> {
     const inputs = { ...news };
-    if (news.from !== UNKNOWN && news.to !== UNKNOWN && typeof news.from === "string" && typeof news.to === "string" && (news.step === "open" || news.step === "close")) {
+    if (!isUnknown(news.from) && !isUnknown(news.to) && typeof news.from === "string" && typeof news.to === "string" && (news.step === "open" || news.step === "close")) {
       try {
         Object.assign(inputs, objectsOf(news.step, planServiceCidrSwitch(news.from, news.to)));
       } catch {
@@ -109,7 +104,7 @@ export const serviceCidrSwitchProvider: pulumi.dynamic.ResourceProvider = {
 
   async diff(_id: string, olds: Record<string, unknown>, news: Record<string, unknown>): Promise<pulumi.dynamic.DiffResult> {
     // Another range or step is another switch; the kubeconfig or a timeout only records itself.
-    const replaces = (["step", "from", "to"] as const).filter((k) => news[k] === UNKNOWN || news[k] !== olds[k]);
+    const replaces = (["step", "from", "to"] as const).filter((k) => isUnknown(news[k]) || news[k] !== olds[k]);
     if (replaces.length > 0) return { changes: true, replaces: [...replaces], deleteBeforeReplace: false };
     return { changes: news.version !== olds.version || news.timeoutSeconds !== olds.timeoutSeconds };
   },
@@ -142,13 +137,13 @@ export class ServiceCidrSwitch extends pulumi.dynamic.Resource {
         step: args.step,
         from: args.from,
         to: args.to,
-        timeoutSeconds: args.timeoutSeconds ?? 120,
+        timeoutSeconds: args.timeoutSeconds ?? DEFAULT_SWITCH_TIMEOUT_SECONDS,
         version: args.version ?? SERVICE_CIDR_SWITCH_PROVIDER_VERSION,
         creates: undefined,
         deletes: undefined,
         actions: undefined,
       },
-      { ...opts, additionalSecretOutputs: [...(opts?.additionalSecretOutputs ?? []), "kubeconfig"] },
+      withSecretOutputs(opts, ["kubeconfig"]),
       "cidr-migration",
       "ServiceCidrSwitch",
     );

@@ -1,16 +1,18 @@
 import * as pulumi from "@pulumi/pulumi";
 import { createHash } from "crypto";
-import { KubeConfig } from "@kubernetes/client-node";
-import { runServiceMoves } from "../lib/serviceMover";
-import { cidrContains, isCidr, isIpAddress } from "../lib/cidr";
+import { runServiceMoves } from "../lib/serviceMove/serviceMover";
+import { cidrContains, isCidr, isIpAddress } from "../lib/net/cidr";
 import { DEFAULT_JOURNAL_NAMESPACE } from "../lib/serviceMove/journal";
+import { DEFAULT_SERVICE_PARALLELISM } from "../lib/config/migrationConfig";
+import { parseServiceRefKey, serviceRefKey } from "../lib/serviceMove/serviceRef";
+import { WireInputs, containsUnknown, kubeConfigFrom, withSecretOutputs } from "./wire";
 import {
-  KubernetesServiceRequest, KubernetesServiceResult, MoveResult, ServiceMoveRequest, ServiceRef, StandInRequest,
+  DEFAULT_DELETE_TIMEOUT_SECONDS, KubernetesServiceRequest, KubernetesServiceResult, MoveResult, ServiceMoveRequest, StandInRequest,
 } from "../lib/serviceMove/moveTypes";
 
 /**
  * Service moves into the new range as a dynamic resource: journaled, parallel up to a bound, idempotent.
- * The work itself is lib/serviceMover.ts; this file is the Pulumi face of it.
+ * The work itself is lib/serviceMove/serviceMover.ts; this file is the Pulumi face of it.
  *
  * Granularity: one resource for a whole set of moves (the bulk phase; the DNS stand-in and the final DNS swap
  * are two more, see components/dnsContinuity.ts), not one resource per Service, because:
@@ -33,12 +35,6 @@ import {
  */
 
 export const SERVICE_RECREATION_PROVIDER_VERSION = "1";
-/**
- * Default bound when none is given: on the 2-core test bed, 4 swaps in flight gave the smallest gaps at nearly the
- * best throughput (bench/services.bench.ts: beyond ~8 the swaps only queue behind the apiserver's ClusterIP
- * allocator, where every create and delete updates one etcd key, and each queued request lengthens the gap).
- */
-const DEFAULT_PARALLELISM = 4;
 
 export interface ServiceMoveEntry {
   fromIP: string;
@@ -58,7 +54,7 @@ export interface ServiceRecreationArgs {
   kubernetesService?: pulumi.Input<KubernetesServiceRequest>;
   /** Temporary Services copying another's selector and ports at a given IP (the DNS stand-in), keyed "namespace/name". */
   standIns?: pulumi.Input<Record<string, pulumi.Input<{ of: string; ip: string }>>>;
-  /** Moves in flight at once (config services.parallelism). Default 4 (see DEFAULT_PARALLELISM). */
+  /** Moves in flight at once (config services.parallelism). Default the config's, DEFAULT_SERVICE_PARALLELISM. */
   parallelism?: pulumi.Input<number>;
   /** Consent to re-create LoadBalancer Services (config services.allowLoadBalancerRecreate). Default false. */
   allowLoadBalancerRecreate?: pulumi.Input<boolean>;
@@ -68,7 +64,7 @@ export interface ServiceRecreationArgs {
   journalNamespace?: pulumi.Input<string>;
   /** Finish interrupted moves found in the journal that `moves` no longer lists. Default true (the bulk phase). */
   adoptJournals?: pulumi.Input<boolean>;
-  /** Seconds an old object may linger (finalizers) after its delete before the move stops. Default 120. */
+  /** Seconds an old object may linger (finalizers) after its delete before the move stops. Default DEFAULT_DELETE_TIMEOUT_SECONDS. */
   deleteTimeoutSeconds?: pulumi.Input<number>;
   /** Provider behaviour version recorded in the state. Default SERVICE_RECREATION_PROVIDER_VERSION. */
   version?: pulumi.Input<string>;
@@ -97,24 +93,10 @@ export interface ServiceRecreationOutputs {
   totalMillis: number;
 }
 
-/** The engine's placeholder for a value not known yet (preview). Same string as pulumi.runtime.unknownValue. */
-const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
-type Inputs = Record<string, unknown>;
-
-function isUnknown(value: unknown): boolean {
-  if (value === UNKNOWN) return true;
-  if (Array.isArray(value)) return value.some(isUnknown);
-  if (value !== null && typeof value === "object") return Object.values(value).some(isUnknown);
-  return false;
-}
+type Inputs = WireInputs;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === "object" && !Array.isArray(value);
-}
-
-function parseKey(key: string): ServiceRef | undefined {
-  const parts = key.split("/");
-  return parts.length === 2 && parts[0] !== "" && parts[1] !== "" ? { namespace: parts[0], name: parts[1] } : undefined;
 }
 
 function checkInputs(news: Inputs): { inputs: Inputs; failures: pulumi.dynamic.CheckFailure[] } {
@@ -122,48 +104,48 @@ function checkInputs(news: Inputs): { inputs: Inputs; failures: pulumi.dynamic.C
   const fail = (property: string, reason: string) => { failures.push({ property, reason }); };
   const inputs: Inputs = { ...news };
   const defaults: Inputs = {
-    parallelism: DEFAULT_PARALLELISM, allowLoadBalancerRecreate: false, journalNamespace: DEFAULT_JOURNAL_NAMESPACE,
-    adoptJournals: true, deleteTimeoutSeconds: 120, version: SERVICE_RECREATION_PROVIDER_VERSION, standIns: {},
+    parallelism: DEFAULT_SERVICE_PARALLELISM, allowLoadBalancerRecreate: false, journalNamespace: DEFAULT_JOURNAL_NAMESPACE,
+    adoptJournals: true, deleteTimeoutSeconds: DEFAULT_DELETE_TIMEOUT_SECONDS, version: SERVICE_RECREATION_PROVIDER_VERSION, standIns: {},
   };
   for (const [key, value] of Object.entries(defaults)) if (news[key] === undefined) inputs[key] = value;
 
   if (news.kubeconfig === undefined) fail("kubeconfig", "kubeconfig is required: the kubeconfig's content, as a secret");
-  else if (!isUnknown(news.kubeconfig) && (typeof news.kubeconfig !== "string" || news.kubeconfig.trim() === "")) {
+  else if (!containsUnknown(news.kubeconfig) && (typeof news.kubeconfig !== "string" || news.kubeconfig.trim() === "")) {
     fail("kubeconfig", "kubeconfig must be the kubeconfig file's content (a non-empty string), not a path");
   }
   const parallelism = inputs.parallelism;
-  if (!isUnknown(parallelism) && (typeof parallelism !== "number" || !Number.isInteger(parallelism) || parallelism < 1)) {
+  if (!containsUnknown(parallelism) && (typeof parallelism !== "number" || !Number.isInteger(parallelism) || parallelism < 1)) {
     fail("parallelism", `parallelism (cidr-migration:services.parallelism) must be a whole number of at least 1; got ${JSON.stringify(parallelism)}`);
   }
   const timeout = inputs.deleteTimeoutSeconds;
-  if (!isUnknown(timeout) && (typeof timeout !== "number" || !(timeout > 0))) {
+  if (!containsUnknown(timeout) && (typeof timeout !== "number" || !(timeout > 0))) {
     fail("deleteTimeoutSeconds", `deleteTimeoutSeconds must be a positive number of seconds; got ${JSON.stringify(timeout)}`);
   }
   for (const key of ["allowLoadBalancerRecreate", "adoptJournals"]) {
-    if (!isUnknown(inputs[key]) && typeof inputs[key] !== "boolean") fail(key, `${key} must be true or false; got ${JSON.stringify(inputs[key])}`);
+    if (!containsUnknown(inputs[key]) && typeof inputs[key] !== "boolean") fail(key, `${key} must be true or false; got ${JSON.stringify(inputs[key])}`);
   }
-  const serviceCidr = isUnknown(news.serviceCidr) ? undefined : news.serviceCidr;
+  const serviceCidr = containsUnknown(news.serviceCidr) ? undefined : news.serviceCidr;
   if (serviceCidr !== undefined && !isCidr(serviceCidr)) {
     fail("serviceCidr", `serviceCidr must be the new Service range in CIDR notation, e.g. "10.100.0.0/16"; got ${JSON.stringify(serviceCidr)}`);
   }
   const cidr = isCidr(serviceCidr) ? serviceCidr : undefined;
   const ipProblem = (ip: unknown, what: string): string | undefined => {
-    if (isUnknown(ip)) return undefined;
+    if (containsUnknown(ip)) return undefined;
     if (!isIpAddress(ip)) return `${what} must be an IP address; got ${JSON.stringify(ip)}`;
     return undefined;
   };
 
   const moves = news.moves;
   if (moves === undefined) fail("moves", "moves is required: the Services to move, keyed \"namespace/name\" (it may be empty)");
-  else if (!isUnknown(moves) || isRecord(moves)) {
+  else if (!containsUnknown(moves) || isRecord(moves)) {
     if (!isRecord(moves)) {
       fail("moves", `moves must be a map of "namespace/name" to { fromIP, toIP }; got ${JSON.stringify(moves)}`);
     } else {
       const planned = new Map<string, string>();
       for (const [key, entry] of Object.entries(moves)) {
         const property = `moves["${key}"]`;
-        if (!parseKey(key)) { fail(property, `"${key}" is not a Service key; use "namespace/name"`); continue; }
-        if (isUnknown(entry) && !isRecord(entry)) continue;
+        if (!parseServiceRefKey(key)) { fail(property, `"${key}" is not a Service key; use "namespace/name"`); continue; }
+        if (containsUnknown(entry) && !isRecord(entry)) continue;
         if (!isRecord(entry)) { fail(property, `Service ${key}: the move must be { fromIP, toIP }; got ${JSON.stringify(entry)}`); continue; }
         for (const field of ["fromIP", "toIP"]) {
           const problem = ipProblem(entry[field], `Service ${key}: ${field}`);
@@ -176,17 +158,17 @@ function checkInputs(news: Inputs): { inputs: Inputs; failures: pulumi.dynamic.C
           if (other) fail(property, `Services ${other} and ${key} are both planned at ${toIP}; each needs its own IP`);
           planned.set(toIP, key);
         }
-        if (entry.type === "LoadBalancer" && inputs.allowLoadBalancerRecreate !== true && !isUnknown(inputs.allowLoadBalancerRecreate)) {
+        if (entry.type === "LoadBalancer" && inputs.allowLoadBalancerRecreate !== true && !containsUnknown(inputs.allowLoadBalancerRecreate)) {
           fail(property, `Service ${key} is a LoadBalancer: re-creating it can give its cloud load balancer a new external address; set cidr-migration:services.allowLoadBalancerRecreate to true to consent, or leave it out`);
         }
-        if (entry.vacate !== undefined && !isUnknown(entry.vacate) && (typeof entry.vacate !== "string" || !parseKey(entry.vacate))) {
+        if (entry.vacate !== undefined && !containsUnknown(entry.vacate) && (typeof entry.vacate !== "string" || !parseServiceRefKey(entry.vacate))) {
           fail(property, `Service ${key}: vacate must be a "namespace/name"; got ${JSON.stringify(entry.vacate)}`);
         }
       }
     }
   }
   const kubernetes = news.kubernetesService;
-  if (kubernetes !== undefined && !isUnknown(kubernetes)) {
+  if (kubernetes !== undefined && !containsUnknown(kubernetes)) {
     if (!isRecord(kubernetes)) fail("kubernetesService", `kubernetesService must be { fromIP, toIP }; got ${JSON.stringify(kubernetes)}`);
     else for (const field of ["fromIP", "toIP"]) {
       const problem = ipProblem(kubernetes[field], `kubernetesService.${field}`);
@@ -194,13 +176,13 @@ function checkInputs(news: Inputs): { inputs: Inputs; failures: pulumi.dynamic.C
     }
   }
   const standIns = inputs.standIns;
-  if (!isUnknown(standIns)) {
+  if (!containsUnknown(standIns)) {
     if (!isRecord(standIns)) fail("standIns", `standIns must be a map of "namespace/name" to { of, ip }; got ${JSON.stringify(standIns)}`);
     else for (const [key, entry] of Object.entries(standIns)) {
       const property = `standIns["${key}"]`;
-      if (!parseKey(key)) { fail(property, `"${key}" is not a Service key; use "namespace/name"`); continue; }
-      if (isUnknown(entry)) continue;
-      if (!isRecord(entry) || typeof entry.of !== "string" || !parseKey(entry.of)) { fail(property, `stand-in ${key}: of must be the "namespace/name" of the Service it stands in for`); continue; }
+      if (!parseServiceRefKey(key)) { fail(property, `"${key}" is not a Service key; use "namespace/name"`); continue; }
+      if (containsUnknown(entry)) continue;
+      if (!isRecord(entry) || typeof entry.of !== "string" || !parseServiceRefKey(entry.of)) { fail(property, `stand-in ${key}: of must be the "namespace/name" of the Service it stands in for`); continue; }
       const problem = ipProblem(entry.ip, `stand-in ${key}: ip`);
       if (problem) fail(property, problem);
     }
@@ -214,7 +196,7 @@ function checkInputs(news: Inputs): { inputs: Inputs; failures: pulumi.dynamic.C
  * and no longer lists it) is not a change: there is nothing to do for it.
  */
 function diffInputs(olds: Inputs, news: Inputs): pulumi.dynamic.DiffResult {
-  if (isUnknown(news.moves) || isUnknown(news.kubernetesService) || isUnknown(news.standIns)) return { changes: true };
+  if (containsUnknown(news.moves) || containsUnknown(news.kubernetesService) || containsUnknown(news.standIns)) return { changes: true };
   const oldMoves = (isRecord(olds.moves) ? olds.moves : {}) as Record<string, ServiceMoveEntry>;
   const newMoves = (isRecord(news.moves) ? news.moves : {}) as Record<string, ServiceMoveEntry>;
   const movesChanged = Object.entries(newMoves).some(([key, entry]) => oldMoves[key]?.toIP !== entry.toIP || oldMoves[key]?.vacate !== entry.vacate);
@@ -254,19 +236,14 @@ async function apply(news: Inputs): Promise<ServiceRecreationOutputs> {
 async function applyChecked(news: Inputs): Promise<ServiceRecreationOutputs> {
   const { inputs, failures } = checkInputs(news);
   if (failures.length > 0) throw new Error(failures.map((f) => f.reason).join("; "));
-  const kc = new KubeConfig();
-  try {
-    kc.loadFromString(inputs.kubeconfig as string);
-  } catch {
-    throw new Error("kubeconfig: not a usable kubeconfig; check the secret value (cidr-migration:kubeconfig)");
-  }
+  const kc = kubeConfigFrom(inputs.kubeconfig as string);
   const moves = inputs.moves as Record<string, ServiceMoveEntry>;
   const standIns = inputs.standIns as Record<string, { of: string; ip: string }>;
   const requests: ServiceMoveRequest[] = Object.entries(moves).map(([key, entry]) => ({
-    ...parseKey(key)!, fromIP: entry.fromIP, toIP: entry.toIP, type: entry.type,
-    ...(entry.vacate ? { vacate: parseKey(entry.vacate)! } : {}),
+    ...parseServiceRefKey(key)!, fromIP: entry.fromIP, toIP: entry.toIP, type: entry.type,
+    ...(entry.vacate ? { vacate: parseServiceRefKey(entry.vacate)! } : {}),
   }));
-  const standInRequests: StandInRequest[] = Object.entries(standIns).map(([key, entry]) => ({ ...parseKey(key)!, of: parseKey(entry.of)!, ip: entry.ip }));
+  const standInRequests: StandInRequest[] = Object.entries(standIns).map(([key, entry]) => ({ ...parseServiceRefKey(key)!, of: parseServiceRefKey(entry.of)!, ip: entry.ip }));
   const report = await runServiceMoves(kc, {
     moves: requests,
     standIns: standInRequests,
@@ -291,9 +268,9 @@ async function applyChecked(news: Inputs): Promise<ServiceRecreationOutputs> {
     adoptJournals: inputs.adoptJournals as boolean,
     deleteTimeoutSeconds: inputs.deleteTimeoutSeconds as number,
     version: inputs.version as string,
-    results: Object.fromEntries(report.results.map((r) => [`${r.namespace}/${r.name}`, r])),
+    results: Object.fromEntries(report.results.map((r) => [serviceRefKey(r), r])),
     ...(report.kubernetesService ? { kubernetesServiceResult: report.kubernetesService } : {}),
-    standInResults: Object.fromEntries(report.standIns.map((s) => [`${s.namespace}/${s.name}`, { ip: s.ip, outcome: s.outcome }])),
+    standInResults: Object.fromEntries(report.standIns.map((s) => [serviceRefKey(s), { ip: s.ip, outcome: s.outcome }])),
     gapP50Millis: percentile(gaps, 0.5),
     gapMaxMillis: gaps.length ? gaps[gaps.length - 1] : 0,
     warnings: report.warnings,
@@ -345,12 +322,12 @@ export class ServiceRecreation extends pulumi.dynamic.Resource {
         moves: args.moves,
         kubernetesService: args.kubernetesService,
         standIns: args.standIns ?? {},
-        parallelism: args.parallelism ?? DEFAULT_PARALLELISM,
+        parallelism: args.parallelism ?? DEFAULT_SERVICE_PARALLELISM,
         allowLoadBalancerRecreate: args.allowLoadBalancerRecreate ?? false,
         serviceCidr: args.serviceCidr,
         journalNamespace: args.journalNamespace ?? DEFAULT_JOURNAL_NAMESPACE,
         adoptJournals: args.adoptJournals ?? true,
-        deleteTimeoutSeconds: args.deleteTimeoutSeconds ?? 120,
+        deleteTimeoutSeconds: args.deleteTimeoutSeconds ?? DEFAULT_DELETE_TIMEOUT_SECONDS,
         version: args.version ?? SERVICE_RECREATION_PROVIDER_VERSION,
         results: undefined,
         kubernetesServiceResult: undefined,
@@ -360,7 +337,7 @@ export class ServiceRecreation extends pulumi.dynamic.Resource {
         warnings: undefined,
         totalMillis: undefined,
       },
-      { ...opts, additionalSecretOutputs: [...(opts?.additionalSecretOutputs ?? []), "kubeconfig"] },
+      withSecretOutputs(opts, ["kubeconfig"]),
       "cidr-migration",
       "ServiceRecreation",
     );

@@ -1,6 +1,6 @@
 /**
  * The policy pack's entry point: `pulumi preview --policy-pack policy --policy-pack-config <config.json>` runs it
- * next to the program. The policies live in policies.ts (and their rules in lib/policyRules.ts) so tests can call
+ * next to the program. The policies live in policies.ts (and their rules in lib/gate/policyRules.ts) so tests can call
  * them without starting the pack's analyzer server, which constructing a PolicyPack does.
  */
 import { PolicyPack } from "@pulumi/policy";

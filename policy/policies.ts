@@ -1,6 +1,6 @@
 /**
  * The pack's policies: thin adapters from what @pulumi/policy passes (ResourceValidationArgs, StackValidationArgs
- * with PolicyResource objects) to the pure rules in lib/policyRules.ts.
+ * with PolicyResource objects) to the pure rules in lib/gate/policyRules.ts.
  *
  * - calico-pool-in-new-pod-range (resource): an enabled crd.projectcalico.org/v1 IPPool lies inside the new pod
  *   range, given as the policy config `podCidr` (the stack's cidr-migration:podCidr.to).
@@ -11,7 +11,8 @@
  * All three are mandatory: a violation stops `pulumi preview` and `pulumi up`.
  */
 import { PolicyResource, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, StackValidationArgs, StackValidationPolicy } from "@pulumi/policy";
-import { RemoteCommandView, UNKNOWN_VALUE, connectionNode, editsWithoutBackup, flagDisagreements, ipPoolProblems } from "../lib/policyRules";
+import { UNKNOWN_VALUE } from "../lib/gate/unknownValue";
+import { RemoteCommandView, connectionNode, editsWithoutBackup, flagDisagreements, ipPoolProblems } from "../lib/gate/policyRules";
 
 export const IPPOOL_TYPE = "kubernetes:crd.projectcalico.org/v1:IPPool";
 export const REMOTE_COMMAND_TYPE = "command:remote:Command";

@@ -1,9 +1,9 @@
-import { UserError } from "../errors";
-import { FindingReport, Severity, buildReport } from "../findings";
+import { UserError } from "../config/errors";
+import { FindingReport, Severity, buildReport } from "../report/findings";
 
 /**
  * A FindingReport read back from `cidr-migration preflight --json` or `cidr-migration verify --json`
- * (lib/findings renderFindingsJson). The summary and exit code are recomputed from the findings, so an edited
+ * (lib/report/findings renderFindingsJson). The summary and exit code are recomputed from the findings, so an edited
  * or truncated summary cannot hide a blocker.
  */
 

@@ -1,5 +1,5 @@
-import { FindingReport } from "../findings";
-import { Plan } from "../planModel";
+import { FindingReport } from "../report/findings";
+import { Plan } from "../plan/planModel";
 import { GateReason } from "./gateReason";
 import { judgeNodeOrder, rolloutResources } from "./nodeOrder";
 import { ownershipOf } from "./ownership";

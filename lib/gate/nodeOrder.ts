@@ -1,4 +1,4 @@
-import { NodeMove, Plan } from "../planModel";
+import { NodeMove, Plan } from "../plan/planModel";
 import { DependencyGraph } from "./dependencyGraph";
 import { GateReason } from "./gateReason";
 import { isDynamicType, migrationModules } from "./ownership";

@@ -1,5 +1,5 @@
-import { UserError } from "../errors";
-import { Plan } from "../planModel";
+import { UserError } from "../config/errors";
+import { Plan } from "../plan/planModel";
 
 /**
  * A Plan read back from `cidr-migration plan --json`. The shape is checked as far as the gate and the report

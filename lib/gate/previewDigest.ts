@@ -1,4 +1,4 @@
-import { UserError } from "../errors";
+import { UserError } from "../config/errors";
 
 /**
  * The document `pulumi preview --json` prints: the engine's PreviewDigest (pulumi/pulumi `sdk/go/common/display`
@@ -18,8 +18,6 @@ import { UserError } from "../errors";
  * "info#err", "warning" or "error". `duration` is a Go time.Duration: nanoseconds.
  */
 
-/** pulumi/pulumi `sdk/go/common/resource/plugin` UnknownStringValue: how an unknown value is serialized. */
-export const UNKNOWN_VALUE = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
 
 /** Every StepOp the engine knows (pkg/resource/deploy/step.go). An op outside this list is judged, never ignored. */
 export const STEP_OPS = [

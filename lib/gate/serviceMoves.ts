@@ -1,8 +1,8 @@
-import { Plan, ServiceMove } from "../planModel";
+import { Plan, ServiceMove } from "../plan/planModel";
 import { GateReason } from "./gateReason";
 import { isDynamicType } from "./ownership";
 import { PreviewStep } from "./previewDigest";
-import { isUnknown } from "./stateValues";
+import { isUnknown } from "./unknownValue";
 
 /**
  * Service moves as the preview shows them, judged against the plan's Service IP map.

@@ -1,4 +1,5 @@
-import { PreviewStep, ResourceState, UNKNOWN_VALUE } from "./previewDigest";
+import { PreviewStep, ResourceState } from "./previewDigest";
+import { isUnknown } from "./unknownValue";
 
 /** Reading values out of a preview step's states, with the engine's unknown and secret placeholders told apart. */
 
@@ -7,10 +8,6 @@ export const SECRET_PLACEHOLDER = "[secret]";
 /** The state the step leads to (newState), else the one it leaves (oldState, for deletes). */
 export function stateOf(step: PreviewStep): ResourceState | undefined {
   return step.newState ?? step.oldState;
-}
-
-export function isUnknown(value: unknown): boolean {
-  return value === UNKNOWN_VALUE;
 }
 
 /** A string input: its value, "unknown" when preview cannot know it yet, undefined when absent or not a string. */

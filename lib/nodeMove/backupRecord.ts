@@ -12,7 +12,7 @@
  * node name, so a re-run finds the same backup and a new migration run (new run id) takes a new one.
  */
 import { createHash } from "crypto";
-import { UserError } from "../errors";
+import { UserError } from "../config/errors";
 import { NodeMetadata } from "./nodeMetadata";
 
 export const BACKUP_NAMESPACE = "kube-system";

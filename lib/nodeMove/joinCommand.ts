@@ -1,13 +1,13 @@
 /**
  * Reads the output of `kubeadm token create --print-join-command` (run on a control-plane node for the
- * kubeadm-rejoin strategy) into what lib/scripts/kubeadmRejoin takes.
+ * kubeadm-rejoin strategy) into what lib/remote/scripts/kubeadmRejoin takes.
  *
  * The output is one line, `kubeadm join <host:port> --token <token> --discovery-token-ca-cert-hash sha256:<hex>`,
  * possibly after warning lines. The token is a credential: it comes back as a Sensitive, and no error message
  * here quotes the output.
  */
-import { UserError } from "../errors";
-import { Sensitive } from "../sensitive";
+import { UserError } from "../config/errors";
+import { Sensitive } from "../config/sensitive";
 
 export interface JoinParameters {
   endpoint: string;

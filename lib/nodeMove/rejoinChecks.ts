@@ -7,7 +7,7 @@
  * planned one on the fresh Node. A value that is already there must be the planned one: anything else cannot be
  * changed without another delete, and the step fails naming both.
  */
-import { cidrContains, normalizeCidr } from "../cidr";
+import { cidrContains, normalizeCidr } from "../net/cidr";
 import { PodLike, controllerOf, podKey } from "./drainDecision";
 
 /** A pod with the readiness the kubelet reports. */

@@ -9,8 +9,8 @@
  * `rolloutEstimate` reports the plan's estimate per node and for the rollout (the nodes of one wave move together,
  * so a wave costs its slowest node) beside the manual runbook's 5 to 8 minutes per node, one node after another.
  */
-import { UserError } from "../errors";
-import { NodeMove } from "../planModel";
+import { UserError } from "../config/errors";
+import { NodeMove } from "../plan/planModel";
 
 export interface RolloutWave {
   index: number;

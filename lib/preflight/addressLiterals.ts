@@ -1,4 +1,4 @@
-import { CidrError, IpFamily, parseCidr } from "../cidr";
+import { CidrError, IpFamily, parseCidr } from "../net/cidr";
 
 /**
  * Finds IPv4/IPv6 literals (plain, with a /prefix, inside URLs such as http://10.96.5.5:9090 or [fd00::5]:80, in
@@ -39,7 +39,7 @@ const OCTET = "(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)";
  * or ".digit" just after. A colon may follow (host:port), so URLs match.
  */
 const IPV4 = new RegExp(`(?<![\\d.])(${OCTET}(?:\\.${OCTET}){3})(?:/(\\d{1,2}))?(?!\\.?\\d)`, "g");
-/** A run of hex groups with at least two colons; lib/cidr decides whether it really is an address. */
+/** A run of hex groups with at least two colons; lib/net/cidr decides whether it really is an address. */
 const IPV6 = /(?<![0-9A-Fa-f:.])([0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7})(?:\/(\d{1,3}))?(?![0-9A-Fa-f:])/g;
 
 function ipv4Value(dotted: string): number {

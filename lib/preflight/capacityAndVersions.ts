@@ -1,5 +1,6 @@
-import { cidrContains, cidrSize, familyOf, isIpAddress, normalizeCidr, parseCidr, subnetCount } from "../cidr";
-import { Finding } from "../findings";
+import { cidrContains, cidrSize, familyOf, isIpAddress, normalizeCidr, parseCidr } from "../net/cidr";
+import { subnetCount } from "../net/nodeSubnets";
+import { Finding } from "../report/findings";
 import { PreflightInput } from "./checkInput";
 import { ControlPlaneComponent, ControlPlanePod, controlPlanePods } from "./controlPlanePods";
 

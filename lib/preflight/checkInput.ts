@@ -1,4 +1,4 @@
-import { MigrationConfig } from "../migrationConfig";
+import { MigrationConfig } from "../config/migrationConfig";
 import { ClusterObjects } from "./clusterObjects";
 import { EtcdProbe } from "./etcdProbe";
 

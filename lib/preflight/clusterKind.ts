@@ -1,5 +1,5 @@
 import { parse } from "yaml";
-import { Finding } from "../findings";
+import { Finding } from "../report/findings";
 import { PreflightInput } from "./checkInput";
 import { keyOf } from "./clusterObjects";
 import { controlPlanePods } from "./controlPlanePods";

@@ -13,7 +13,7 @@ import {
 } from "@kubernetes/client-node";
 
 /**
- * What the preflight and verify collector reads from a live cluster, beyond lib/discovery's Inventory. Plain data:
+ * What the preflight and verify collector reads from a live cluster, beyond lib/plan/discovery's Inventory. Plain data:
  * every check is a pure function over it, so checks are unit-tested with hand-made objects.
  *
  * Kinds whose served version differs between releases (PDBs: policy/v1beta1 before 1.21; EndpointSlices:

@@ -6,7 +6,7 @@ import {
   KubeConfig,
   VersionApi,
 } from "@kubernetes/client-node";
-import { describeKubeError, isNotFound } from "../kubeClient";
+import { describeKubeError, isNotFound } from "../config/kubeClient";
 import { ALL_KINDS, ApiGroupInfo, ClusterObjects, CollectableKind, emptyClusterObjects } from "./clusterObjects";
 
 /**

@@ -1,4 +1,4 @@
-import { Finding } from "../findings";
+import { Finding } from "../report/findings";
 import { objectLabel, PreflightInput } from "./checkInput";
 import { DisruptionBudget } from "./clusterObjects";
 import { isMirrorPod } from "./controlPlanePods";

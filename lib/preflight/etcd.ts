@@ -1,4 +1,4 @@
-import { Finding } from "../findings";
+import { Finding } from "../report/findings";
 import { PreflightInput } from "./checkInput";
 import { NOT_A_DIRECTORY } from "./etcdProbe";
 

@@ -1,5 +1,5 @@
-import { MigrationConfig } from "../migrationConfig";
-import { Sensitive } from "../sensitive";
+import { MigrationConfig } from "../config/migrationConfig";
+import { Sensitive } from "../config/sensitive";
 import { EtcdCredentials } from "./etcdProbe";
 
 /** How preflight may talk to etcd: credentials, or the reason it cannot and skips the health check. */

@@ -2,7 +2,7 @@ import { AlarmAction, AlarmType, Etcd3, IOptions } from "etcd3";
 import { randomBytes } from "crypto";
 import * as fs from "fs";
 import * as path from "path";
-import { expandHome } from "../paths";
+import { expandHome } from "../config/paths";
 
 /**
  * Reads what the etcd preflight check judges: each endpoint's status and alarms (through etcd3), and whether the

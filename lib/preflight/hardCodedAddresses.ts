@@ -1,5 +1,5 @@
 import { V1ObjectMeta, V1Pod, V1PodSpec } from "@kubernetes/client-node";
-import { Finding } from "../findings";
+import { Finding } from "../report/findings";
 import { AddressHit, NamedRange, RangeMatcher } from "./addressLiterals";
 import { keyPath, objectLabel, PreflightInput } from "./checkInput";
 import { keyOf } from "./clusterObjects";

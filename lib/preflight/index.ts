@@ -1,6 +1,6 @@
 import { KubeConfig } from "@kubernetes/client-node";
-import { buildReport, Finding, FindingReport } from "../findings";
-import { MigrationConfig } from "../migrationConfig";
+import { buildReport, Finding, FindingReport } from "../report/findings";
+import { MigrationConfig } from "../config/migrationConfig";
 import { checkCapacityAndVersions } from "./capacityAndVersions";
 import { PreflightInput } from "./checkInput";
 import { checkClusterKind } from "./clusterKind";

@@ -1,6 +1,6 @@
 import { V1Service } from "@kubernetes/client-node";
-import { cidrContains, isIpAddress } from "../cidr";
-import { Finding } from "../findings";
+import { cidrContains, isIpAddress } from "../net/cidr";
+import { Finding } from "../report/findings";
 import { objectLabel, PreflightInput } from "./checkInput";
 import { keyOf } from "./clusterObjects";
 

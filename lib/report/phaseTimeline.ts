@@ -1,4 +1,4 @@
-import { Plan, PhaseName } from "../planModel";
+import { Plan, PhaseName } from "../plan/planModel";
 
 /**
  * The phases laid end to end on one time axis, ours beside the manual runbook's, in seconds from the start.

@@ -1,5 +1,5 @@
-import { FindingReport } from "../findings";
-import { formatDuration, formatDurationRange } from "../planReport";
+import { FindingReport } from "./findings";
+import { formatDuration, formatDurationRange } from "../plan/planReport";
 import { esc } from "./htmlEscape";
 import { phaseTimeline } from "./phaseTimeline";
 import { ReportInput } from "./reportInput";

@@ -1,5 +1,5 @@
-import { FindingReport } from "../findings";
-import { Plan } from "../planModel";
+import { FindingReport } from "./findings";
+import { Plan } from "../plan/planModel";
 
 /** What `cidr-migration report` renders: the plan, and what preflight and (after `up`) verify found. */
 export interface ReportInput {

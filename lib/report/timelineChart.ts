@@ -1,4 +1,4 @@
-import { formatDuration } from "../planReport";
+import { formatDuration } from "../plan/planReport";
 import { esc } from "./htmlEscape";
 import { PhaseSpan, PhaseTimeline } from "./phaseTimeline";
 

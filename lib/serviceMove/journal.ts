@@ -1,5 +1,6 @@
 import { createHash } from "crypto";
 import { KubeObject } from "./kubeRest";
+import { serviceRefKey } from "./serviceRef";
 
 /**
  * The journal of a Service move: the original objects, written durably before anything is deleted.
@@ -56,12 +57,9 @@ export interface JournaledDependent {
   object: KubeObject;
 }
 
-export function serviceKey(namespace: string, name: string): string {
-  return `${namespace}/${name}`;
-}
 
 export function journalName(namespace: string, name: string): string {
-  return `cidr-migration-svc-${createHash("sha256").update(serviceKey(namespace, name)).digest("hex").slice(0, 24)}`;
+  return `cidr-migration-svc-${createHash("sha256").update(serviceRefKey({ namespace, name })).digest("hex").slice(0, 24)}`;
 }
 
 /** The data key of a Service's entry inside a journal Secret. */
@@ -73,7 +71,7 @@ function encodedSize(entry: JournalEntry): { json: string; bytes: number } {
   const json = JSON.stringify(entry);
   const bytes = Buffer.byteLength(json);
   if (bytes > MAX_ENTRY_BYTES) {
-    throw new Error(`Service ${serviceKey(entry.namespace, entry.name)}: its journal entry would be ${bytes} bytes, more than a Secret can hold; nothing was changed. Move it by hand, or remove large annotations first`);
+    throw new Error(`Service ${serviceRefKey(entry)}: its journal entry would be ${bytes} bytes, more than a Secret can hold; nothing was changed. Move it by hand, or remove large annotations first`);
   }
   return { json, bytes };
 }

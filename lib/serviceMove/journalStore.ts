@@ -1,8 +1,9 @@
 import { randomBytes } from "crypto";
 import {
-  entriesFromSecret, entryDataKey, JOURNAL_LABEL, JOURNAL_LABEL_VALUE, JournalEntry, packJournal, serviceKey, withEntries,
+  entriesFromSecret, entryDataKey, JOURNAL_LABEL, JOURNAL_LABEL_VALUE, JournalEntry, packJournal, withEntries,
 } from "./journal";
 import { isStatus, KubeRest, retryTransient } from "./kubeRest";
+import { serviceRefKey } from "./serviceRef";
 
 /**
  * The journal in the cluster: which Secret holds which Service's entry, and the writes that keep it so. Each
@@ -32,7 +33,7 @@ export async function loadJournal(rest: KubeRest, namespace: string): Promise<Jo
   const holder = new Map<string, string>();
   for (const secret of secrets) {
     for (const entry of entriesFromSecret(secret)) {
-      const key = serviceKey(entry.namespace, entry.name);
+      const key = serviceRefKey(entry);
       entries.set(key, entry);
       holder.set(key, secret.metadata!.name!);
     }
@@ -66,8 +67,8 @@ export async function loadJournal(rest: KubeRest, namespace: string): Promise<Jo
     entries,
     where: (key) => `journal Secret ${namespace}/${holder.get(key) ?? "(not written)"}`,
     async writeAll(all) {
-      const fresh = all.filter((e) => !holder.has(serviceKey(e.namespace, e.name)));
-      const existing = all.filter((e) => holder.has(serviceKey(e.namespace, e.name)));
+      const fresh = all.filter((e) => !holder.has(serviceRefKey(e)));
+      const existing = all.filter((e) => holder.has(serviceRefKey(e)));
       const secrets = packJournal(fresh, namespace, `${token}-${packs++}`);
       await Promise.all(secrets.map((secret) => retryTransient(async () => {
         try {
@@ -80,19 +81,19 @@ export async function loadJournal(rest: KubeRest, namespace: string): Promise<Jo
       for (const secret of secrets) {
         for (const dataKey of Object.keys(secret.data as object)) {
           const entry = fresh.find((e) => entryDataKey(e.namespace, e.name) === dataKey)!;
-          holder.set(serviceKey(entry.namespace, entry.name), secret.metadata!.name!);
+          holder.set(serviceRefKey(entry), secret.metadata!.name!);
         }
       }
       const bySecret = new Map<string, JournalEntry[]>();
       for (const e of existing) {
-        const name = holder.get(serviceKey(e.namespace, e.name))!;
+        const name = holder.get(serviceRefKey(e))!;
         bySecret.set(name, [...(bySecret.get(name) ?? []), e]);
       }
       const gone = await Promise.all([...bySecret].map(async ([name, set]) => ((await rewrite(name, set, [])) ? [] : set)));
-      for (const e of all) entries.set(serviceKey(e.namespace, e.name), e);
+      for (const e of all) entries.set(serviceRefKey(e), e);
       // Secrets removed meanwhile (by hand?): their entries go into a new pack
       const orphans = gone.flat();
-      for (const e of orphans) holder.delete(serviceKey(e.namespace, e.name));
+      for (const e of orphans) holder.delete(serviceRefKey(e));
       if (orphans.length > 0) await store.writeAll(orphans);
     },
     async write(entry) {

@@ -1,9 +1,5 @@
 /** What the Service mover is asked to do, and what it reports. Plain data: the dynamic provider's inputs and outputs. */
-
-export interface ServiceRef {
-  namespace: string;
-  name: string;
-}
+import { ServiceRef } from "./serviceRef";
 
 /** One Service to re-create at its planned ClusterIP. */
 export interface ServiceMoveRequest extends ServiceRef {
@@ -38,6 +34,9 @@ export interface ServiceMoveSpec {
   standIns?: StandInRequest[];
 }
 
+/** How long an old Service may linger (finalizers) after its delete before a move stops; the mover's and the provider's default. */
+export const DEFAULT_DELETE_TIMEOUT_SECONDS = 120;
+
 export interface MoverOptions {
   /** Moves in flight at once (config services.parallelism). */
   parallelism: number;
@@ -47,7 +46,7 @@ export interface MoverOptions {
   serviceCidr?: string;
   /** Namespace of the journal Secrets (default kube-system). */
   journalNamespace?: string;
-  /** How long an old object may linger (finalizers) before the move gives up, keeping its journal (default 120 s). */
+  /** How long an old object may linger (finalizers) before the move gives up, keeping its journal (default DEFAULT_DELETE_TIMEOUT_SECONDS). */
   deleteTimeoutMs?: number;
   /**
    * How long a create keeps trying when the old object is gone but kube-apiserver still holds one of its

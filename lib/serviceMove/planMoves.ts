@@ -1,4 +1,5 @@
-import { Plan } from "../planModel";
+import { Plan } from "../plan/planModel";
+import { serviceRefKey } from "./serviceRef";
 
 /**
  * The Plan's Service moves in the shape the Service resources take: the bulk moves (every re-created Service
@@ -38,10 +39,10 @@ export function standInName(dnsServiceName: string): string {
 }
 
 export function serviceMovesFromPlan(plan: Plan): PlannedServiceMoves {
-  const dnsKey = `${plan.dns.namespace}/${plan.dns.name}`;
+  const dnsKey = serviceRefKey(plan.dns);
   const moves: Record<string, PlannedServiceMove> = {};
   for (const s of plan.services) {
-    const key = `${s.namespace}/${s.name}`;
+    const key = serviceRefKey(s);
     if (s.action !== "recreate" || key === "default/kubernetes" || key === dnsKey) continue;
     if (!s.oldClusterIP || !s.newClusterIP) continue;
     moves[key] = { fromIP: s.oldClusterIP, toIP: s.newClusterIP, type: s.type };
@@ -51,7 +52,7 @@ export function serviceMovesFromPlan(plan: Plan): PlannedServiceMoves {
   if (kubernetes.oldClusterIP && kubernetes.oldClusterIP !== kubernetes.newClusterIP) {
     result.kubernetesService = { fromIP: kubernetes.oldClusterIP, toIP: kubernetes.newClusterIP };
   }
-  const dnsMove = plan.services.find((s) => `${s.namespace}/${s.name}` === dnsKey);
+  const dnsMove = plan.services.find((s) => serviceRefKey(s) === dnsKey);
   if (dnsMove?.action === "recreate" && plan.dns.oldClusterIP && plan.dns.oldClusterIP !== plan.dns.newClusterIP) {
     result.dns = {
       namespace: plan.dns.namespace,

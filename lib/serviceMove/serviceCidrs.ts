@@ -1,4 +1,4 @@
-import { cidrContains, normalizeCidr } from "../cidr";
+import { cidrContains, normalizeCidr } from "../net/cidr";
 import { faultPoint } from "./faultHook";
 import { isStatus, KubeObject, KubeRest } from "./kubeRest";
 

@@ -1,6 +1,7 @@
 import { KubeObject } from "./kubeRest";
 import { hasSelector } from "./dependents";
 import { StandInRequest } from "./moveTypes";
+import { serviceRefKey } from "./serviceRef";
 
 /**
  * The DNS stand-in: a temporary ClusterIP Service at the final DNS IP that selects the DNS pods on the DNS
@@ -15,7 +16,7 @@ export const STAND_IN_LABEL = "cidr-migration.io/stand-in-for";
 export const STAND_IN_ANNOTATION = "cidr-migration.io/stand-in-for";
 
 export function buildStandInBody(source: KubeObject, request: StandInRequest): KubeObject {
-  const of = `${request.of.namespace}/${request.of.name}`;
+  const of = serviceRefKey(request.of);
   if (!hasSelector(source)) {
     throw new Error(`Service ${of} has no selector: a stand-in at ${request.ip} could not select its pods; give the DNS Service a selector or move it by hand`);
   }

@@ -1,6 +1,6 @@
 import { V1ConfigMap } from "@kubernetes/client-node";
-import { parseKubeadmConfig, parseKubeletConfig, parseKubeProxy } from "../discovery";
-import { Finding } from "../findings";
+import { parseKubeadmConfig, parseKubeletConfig, parseKubeProxy } from "../plan/discovery";
+import { Finding } from "../report/findings";
 import { keyOf } from "../preflight/clusterObjects";
 import { controlPlanePods } from "../preflight/controlPlanePods";
 import { LeftoverTest } from "./leftovers";

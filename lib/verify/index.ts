@@ -1,8 +1,8 @@
 import { KubeConfig } from "@kubernetes/client-node";
-import { discoverInventory } from "../discovery";
-import { buildReport, Finding, FindingReport } from "../findings";
-import { MigrationConfig } from "../migrationConfig";
-import { Plan } from "../planModel";
+import { discoverInventory } from "../plan/discovery";
+import { buildReport, Finding, FindingReport } from "../report/findings";
+import { MigrationConfig } from "../config/migrationConfig";
+import { Plan } from "../plan/planModel";
 import { collectClusterObjects } from "../preflight/collect";
 import { verifyClusterConfig } from "./clusterConfig";
 import { verifyPodNetwork } from "./podNetwork";

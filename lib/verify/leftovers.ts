@@ -1,4 +1,4 @@
-import { cidrContains, cidrsOverlap, isIpAddress } from "../cidr";
+import { cidrContains, cidrsOverlap, isIpAddress } from "../net/cidr";
 import { RangeMatcher } from "../preflight/addressLiterals";
 
 /**

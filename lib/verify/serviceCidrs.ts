@@ -1,5 +1,5 @@
-import { normalizeCidr } from "../cidr";
-import { Finding } from "../findings";
+import { normalizeCidr } from "../net/cidr";
+import { Finding } from "../report/findings";
 import { DEFAULT_SERVICE_CIDR } from "../serviceMove/serviceCidrs";
 import { LeftoverTest } from "./leftovers";
 import { VerifyInput } from "./verifyInput";

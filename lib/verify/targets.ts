@@ -1,8 +1,8 @@
-import { kubernetesServiceIP } from "../cidr";
-import { Inventory } from "../inventory";
-import { MigrationConfig } from "../migrationConfig";
-import { planAsFound } from "../plan";
-import { Plan } from "../planModel";
+import { kubernetesServiceIP } from "../net/cidr";
+import { Inventory } from "../plan/inventory";
+import { MigrationConfig } from "../config/migrationConfig";
+import { planAsFound } from "../plan/plan";
+import { Plan } from "../plan/planModel";
 import { VerifyTargets } from "./verifyInput";
 
 /**

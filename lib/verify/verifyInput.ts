@@ -1,5 +1,5 @@
-import { Inventory } from "../inventory";
-import { MigrationConfig } from "../migrationConfig";
+import { Inventory } from "../plan/inventory";
+import { MigrationConfig } from "../config/migrationConfig";
 import { ClusterObjects } from "../preflight/clusterObjects";
 
 /** Where the migration should have put the two Services every pod depends on. */
@@ -15,7 +15,7 @@ export interface VerifyTargets {
 /** Everything a verify check reads. Checks are pure functions of this. */
 export interface VerifyInput {
   config: MigrationConfig;
-  /** Services, Nodes and Calico pools, from lib/discovery. */
+  /** Services, Nodes and Calico pools, from lib/plan/discovery. */
   inventory: Inventory;
   /** Pods, ConfigMaps, Calico IPAM blocks and block affinities, from the preflight collector. */
   cluster: ClusterObjects;

@@ -17,7 +17,7 @@ import * as path from "path";
 import * as pulumi from "@pulumi/pulumi";
 import { ControlPlane } from "../../components/controlPlane";
 import { connectionFor } from "../../components/remoteConnection";
-import { BACKUP_COMPLETE_MARKER } from "../../lib/scripts/backupControlPlane";
+import { BACKUP_COMPLETE_MARKER } from "../../lib/remote/scripts/backupControlPlane";
 import { SshServer, startSshd } from "../testbed/sshd";
 import { captureGraph, outputValue } from "../support/pulumiMocks";
 

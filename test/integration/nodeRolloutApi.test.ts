@@ -14,7 +14,7 @@ import * as path from "path";
 import { parse } from "yaml";
 import { NodeDrain, NodeRejoin, nodeApiStepsProvider } from "../../dynamic-providers/nodeApiSteps";
 import { backupConfigMapName, BACKUP_NAMESPACE, decodeBackup } from "../../lib/nodeMove/backupRecord";
-import { cidrContains } from "../../lib/cidr";
+import { cidrContains } from "../../lib/net/cidr";
 import { isSecret, PROVIDER_KEY, Props, ProviderHost, registrationOf, serializeDynamicProvider, startProviderHost, urnOf } from "../support/providerHost";
 import { freshNamespace, useTestCluster } from "../testbed/fixture";
 import { defaultNodeLabels, registerNode } from "../testbed/kubelet";

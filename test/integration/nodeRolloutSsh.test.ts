@@ -11,10 +11,10 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { NodeRollout, NodeRolloutArgs } from "../../components/nodeRollout";
-import { Inventory } from "../../lib/inventory";
-import { MigrationConfig } from "../../lib/migrationConfig";
-import { RUN_SCRIPT_FROM_STDIN } from "../../lib/nodeMove/stdinRunner";
-import { buildPlan } from "../../lib/plan";
+import { Inventory } from "../../lib/plan/inventory";
+import { MigrationConfig } from "../../lib/config/migrationConfig";
+import { RUN_SCRIPT_FROM_STDIN } from "../../lib/remote/stdinRunner";
+import { buildPlan } from "../../lib/plan/plan";
 import { MockGraph, RegisteredResource, captureGraph, isWireSecret, plaintextOf } from "../support/pulumiMocks";
 import { SshServer, startSshd } from "../testbed/sshd";
 

@@ -6,7 +6,7 @@ import * as assert from "assert";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { Finding, FindingReport } from "../../lib/findings";
+import { Finding, FindingReport } from "../../lib/report/findings";
 import { runPreflight } from "../../lib/preflight";
 import { collectClusterObjects } from "../../lib/preflight/collect";
 import { EtcdProcess, freePort, startEtcd } from "../testbed/etcd";

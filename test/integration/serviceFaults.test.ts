@@ -10,7 +10,7 @@ import { strict as assert } from "assert";
 import * as fs from "fs";
 import { KubeConfig } from "@kubernetes/client-node";
 import { ServiceRecreation } from "../../dynamic-providers/serviceRecreation";
-import { runServiceMoves } from "../../lib/serviceMover";
+import { runServiceMoves } from "../../lib/serviceMove/serviceMover";
 import { FaultPoint } from "../../lib/serviceMove/faultHook";
 import { entriesFromSecret } from "../../lib/serviceMove/journal";
 import { KubeObject, KubeRest, kubeRest, paths } from "../../lib/serviceMove/kubeRest";

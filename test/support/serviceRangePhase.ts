@@ -3,7 +3,7 @@
 // service-cidr-open step (a ServiceCIDR for the new range, the old default retired), without which no Service can
 // be created at a planned address in the new range.
 import { KubeConfig } from "@kubernetes/client-node";
-import { MigrationConfig } from "../../lib/migrationConfig";
+import { MigrationConfig } from "../../lib/config/migrationConfig";
 import { kubeRest } from "../../lib/serviceMove/kubeRest";
 import { closeServiceCidrs, openServiceCidrs, planServiceCidrSwitch } from "../../lib/serviceMove/serviceCidrs";
 import { DUAL_WRITE_GATE } from "../../lib/preflight/capacityAndVersions";

@@ -8,7 +8,7 @@ import { createServer } from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
-import { Plan } from "../../lib/planModel";
+import { Plan } from "../../lib/plan/planModel";
 import { captureGraph, MockGraph } from "../support/pulumiMocks";
 import { baseValues } from "../support/stackValues";
 

@@ -1,0 +1,118 @@
+/**
+ * NodeRejoin's step: wait for the kubelet's re-registration, set the planned podCIDR (kube-controller-manager runs
+ * with --allocate-node-cidrs=false meanwhile), restore the metadata exactly while still cordoned, evict the
+ * DaemonSet pods left from the old Node, wait Ready, uncordon (back to the backed-up unschedulable), wait for the
+ * node's DaemonSet pods to be Ready in the new subnet, and verify podCIDR and metadata.
+ */
+import { describeKubeError } from "../../config/kubeClient";
+import { podKey } from "../drainDecision";
+import { describeDifferences, metadataDifferences, metadataMergePatch, metadataOf, restoredMetadata } from "../nodeMetadata";
+import { isReady, podCidrAction, podsBack, registrationState, staleDaemonSetPods } from "../rejoinChecks";
+import { evict, policyVersion } from "./eviction";
+import { StepRun, mergePatch } from "./stepRun";
+
+export const DEFAULT_REJOIN_TIMEOUT_SECONDS = 600;
+
+export async function rejoin(run: StepRun): Promise<Record<string, unknown>> {
+  const { inputs } = run;
+  const timeout = inputs.rejoinTimeoutSeconds ?? DEFAULT_REJOIN_TIMEOUT_SECONDS;
+  const planned = inputs.plannedPodCIDR!;
+  const { record, phase } = await run.requireBackup();
+  if (record.plannedPodCIDR !== planned) {
+    throw new Error(`node ${inputs.node}: the backup of run "${inputs.runId}" was taken for podCIDR ${record.plannedPodCIDR}, this step plans ${planned}; re-plan or use a new snapshot.trigger`);
+  }
+
+  // 1. the kubelet's re-registration: a Node of the same name with a new uid
+  let fresh = await run.within(timeout, "re-registration of the Node by its kubelet", async () => {
+    const node = await run.readNode();
+    const state = registrationState(node, record.nodeUid);
+    if (state === "old-object") throw new Error(`node ${inputs.node}: the Node object from before the move still exists; the delete step must run before this one`);
+    return state === "re-registered" ? node : undefined;
+  }, "no Node of that name has registered; check the kubelet on the node (journalctl -u kubelet)");
+  run.log("re-registered (new uid)");
+
+  // 2. podCIDR and metadata in one patch, guarded by resourceVersion: a concurrent kubelet or controller update
+  //    makes it conflict and it is recomputed from the newer object. The node stays cordoned until verified.
+  let assigned = false;
+  for (let attempt = 1; ; attempt++) {
+    const cidr = podCidrAction(inputs.node, fresh, planned);
+    if (cidr.action === "fail") throw new Error(cidr.message);
+    const current = metadataOf(fresh);
+    const target = { ...restoredMetadata(current, record.metadata), unschedulable: true };
+    const patch = metadataMergePatch(current, target);
+    const body = {
+      ...patch,
+      metadata: { ...patch.metadata, resourceVersion: fresh.metadata!.resourceVersion },
+      spec: { ...patch.spec, ...(cidr.action === "assign" ? { podCIDR: cidr.podCIDR, podCIDRs: [cidr.podCIDR] } : {}) },
+    };
+    try {
+      fresh = await run.c.core.patchNode({ name: inputs.node, body }, mergePatch());
+      assigned ||= cidr.action === "assign";
+      break;
+    } catch (err) {
+      if ((err as { code?: number }).code !== 409 || attempt >= 20) throw describeKubeError(err, `restoring Node ${inputs.node}`, run.c.server);
+      fresh = (await run.readNode()) ?? fresh;
+    }
+  }
+  run.log(`${assigned ? `podCIDR ${planned} assigned; ` : ""}labels, taints and annotations restored (still cordoned)`);
+
+  // 3. the DaemonSet pods of the old Node (CNI agent, kube-proxy, ...) are replaced, then Ready, then back to the
+  //    backed-up schedulability
+  const version = await policyVersion(run);
+  const toReplace = staleDaemonSetPods(await run.podsOnNode(), record.daemonSetPodUids, planned);
+  const replaceUids = new Set(toReplace.map((p) => p.metadata!.uid!));
+  const replaced = new Set<string>();
+  let blocked: string[] = [];
+  await run.within(timeout, "replacing the DaemonSet pods left from before the move", async () => {
+    const left = (await run.podsOnNode()).filter((p) => replaceUids.has(p.metadata?.uid ?? ""));
+    blocked = [];
+    for (const pod of left.filter((p) => !p.metadata?.deletionTimestamp)) {
+      const result = await evict(run, pod, version);
+      if (result === "evicted") replaced.add(podKey(pod));
+      if (result === "blocked") blocked.push(podKey(pod));
+    }
+    return left.length === 0 ? true : undefined;
+  }, () => (blocked.length ? `PodDisruptionBudgets refuse evicting ${blocked.join(", ")}; relax them for the node's DaemonSet pods` : "the evicted pods are still terminating; check the kubelet on the node"));
+  await run.within(timeout, "Ready", async () => {
+    const node = await run.readNode();
+    return node && isReady(node) ? true : undefined;
+  }, "the Node is not Ready; check the kubelet and the CNI pods on the node");
+  await run.api(`uncordoning Node ${inputs.node}`, () =>
+    run.c.core.patchNode({ name: inputs.node, body: { spec: { unschedulable: record.metadata.unschedulable } } }, mergePatch()),
+  );
+  run.log(`${replaced.size} old DaemonSet pod(s) replaced; Ready; ${record.metadata.unschedulable ? "left cordoned, as it was before the migration" : "uncordoned"}`);
+
+  // 4. its DaemonSet pods back and Ready, every pod address in the new subnet
+  let last = podsBack([], record.daemonSets, planned);
+  await run.within(timeout, "the node's pods coming back in the new subnet", async () => {
+    last = podsBack(await run.podsOnNode(), record.daemonSets, planned);
+    return last.done ? true : undefined;
+  }, () => [
+    last.missingDaemonSets.length ? `no Ready pod yet of DaemonSet ${last.missingDaemonSets.join(", ")}` : "",
+    last.outside.length ? `pods outside ${planned}: ${last.outside.map((o) => `${o.pod} ${o.podIP}`).join(", ")} (the CNI still hands out old addresses: check its cleanup)` : "",
+  ].filter(Boolean).join("; "));
+
+  // 5. verify what the move promised
+  const final = await run.readNode();
+  if (!final) throw new Error(`node ${inputs.node}: disappeared during verification`);
+  if (final.spec?.podCIDR !== planned) throw new Error(`node ${inputs.node}: spec.podCIDR is ${final.spec?.podCIDR ?? "empty"}, planned ${planned}`);
+  // The node lifecycle controller lifts the not-ready taint by patching the whole taint list computed from its
+  // cached Node, which can predate the restore above: a stale write can drop restored taints. Re-apply the restore
+  // until the Node matches its backup, and fail closed naming what still differs.
+  let differences = metadataDifferences(metadataOf(final), record.metadata);
+  await run.within(timeout, "the Node's metadata matching its backup", async () => {
+    const node = await run.readNode();
+    if (!node) return undefined;
+    differences = metadataDifferences(metadataOf(node), record.metadata);
+    if (differences.length === 0) return true;
+    const current = metadataOf(node);
+    const patch = metadataMergePatch(current, restoredMetadata(current, record.metadata));
+    await run.c.core.patchNode({ name: inputs.node, body: { ...patch, metadata: { ...patch.metadata, resourceVersion: node.metadata!.resourceVersion } } }, mergePatch()).catch((err) => {
+      if ((err as { code?: number }).code !== 409) throw describeKubeError(err, `restoring Node ${inputs.node}`, run.c.server);
+    });
+    return undefined;
+  }, () => `metadata differs from its backup after the restore: ${describeDifferences(differences)}`);
+  await run.setPhase(phase, "restored");
+  run.log(`verified: podCIDR ${planned}, metadata as before the move, ${record.daemonSets.length} DaemonSet pod(s) back`);
+  return { podCIDR: planned, assignedPodCIDR: assigned, daemonSets: record.daemonSets, replacedPods: [...replaced].sort(), backupConfigMap: run.backupName(), elapsedSeconds: run.elapsedSeconds() };
+}

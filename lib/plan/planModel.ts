@@ -1,0 +1,78 @@
+/** The runbook as data: what lib/plan/plan.ts produces and everything downstream (index.ts, CLI, gate, report) reads. */
+
+export type PhaseName =
+  | "preflight"
+  | "snapshot"
+  | "control-plane"
+  | "services"
+  | "dns"
+  | "cluster-config"
+  | "cni"
+  | "nodes"
+  | "kube-proxy"
+  | "verify";
+
+/**
+ * Phases are listed in runbook order; a step's dependsOn is the truth about when it runs. A few steps wait on a
+ * later phase (the final DNS swap waits for the node rollout, the old Calico pool's removal for kube-proxy).
+ */
+export interface PlanStep {
+  /** Stable id, e.g. "control-plane/cp-1/kube-controller-manager". */
+  id: string;
+  action: string;
+  target: string;
+  dependsOn: string[];
+  /** Our estimate for this step, in seconds. */
+  estimateSeconds: number;
+}
+
+export interface PlanPhase {
+  name: PhaseName;
+  steps: PlanStep[];
+  estimateSeconds: number;
+  /** The published manual runbook's figure for the same phase, in minutes. */
+  manualMinutes: { min: number; max: number };
+}
+
+export interface ServiceMove {
+  namespace: string;
+  name: string;
+  type: string;
+  oldClusterIP?: string;
+  newClusterIP?: string;
+  action: "recreate" | "unchanged";
+  reason: string;
+  /** True when the old IP was pinned by the user (or is the DNS IP) and keeps its offset. */
+  keepsOffset: boolean;
+}
+
+export interface NodeMove {
+  name: string;
+  role: "control-plane" | "worker";
+  oldPodCIDR?: string;
+  newPodCIDR: string;
+  /** "unchanged" when the node's subnet already lies in the new range (an expansion). */
+  action: "move" | "unchanged";
+  /** 0 is the canary batch; -1 for unchanged nodes. */
+  batch: number;
+  canary: boolean;
+}
+
+export interface PlanWarning {
+  code: string;
+  message: string;
+  object: string;
+}
+
+export interface Plan {
+  serviceCidr: { from: string; to: string };
+  podCidr: { from: string; to: string; nodeMaskSize: number };
+  kubernetesService: { oldClusterIP: string; newClusterIP: string };
+  dns: { namespace: string; name: string; oldClusterIP?: string; newClusterIP: string };
+  cni: "calico" | "flannel" | "cilium" | "none";
+  services: ServiceMove[];
+  nodes: NodeMove[];
+  phases: PlanPhase[];
+  estimate: { oursSeconds: number; manualMinutes: { min: number; max: number } };
+  warnings: PlanWarning[];
+}

@@ -1,0 +1,185 @@
+/**
+ * renewApiserverCert: re-issue one control-plane node's apiserver serving certificate so it carries the new
+ * `kubernetes` Service IP (the first address of the new Service range) as a SAN, and restart the apiserver on it.
+ *
+ * Input: `{ certConfig, newServiceIp, backupDir, health, servingAddress?, droppedSans?, pkiDir?, manifestsDir?,
+ * kubeadm?, timeoutSeconds?, root? }`
+ * - `certConfig`: lib/controlPlane/kubeadmCertConfig input without certificatesDir (the cluster's own ClusterConfiguration,
+ *   the new serviceSubnet, this node's name and advertise address, extra SANs such as the old Service IP).
+ * - `health`: the apiserver health check after the restart (waitComponentHealthy input without `root`).
+ * - `servingAddress`: where the apiserver serves TLS on this node (default 127.0.0.1:6443), to check the
+ *   certificate it actually serves after the restart.
+ * - `droppedSans`: SANs of the old certificate allowed to be missing from the new one (default none), in
+ *   openssl's text form ("IP Address:10.96.0.1", "DNS:old.example").
+ *
+ * Steps (each idempotent, so a re-run after any failure is safe):
+ * 1. Issue, unless apiserver.crt already has the new IP: copy apiserver.crt/key to `<backupDir>/apiserver-cert/
+ *    previous/` (first copy kept forever), remove them (kubeadm reuses an existing certificate), write the
+ *    generated config, run `kubeadm init phase certs apiserver --config <file>`. Then check with openssl: the new
+ *    IP is a SAN (`openssl x509 -noout -ext subjectAltName`), every old SAN is still there (minus droppedSans),
+ *    the certificate verifies against ca.crt and matches its key. Any failure puts the previous pair back and exits 1.
+ * 2. Restart, unless the apiserver already serves a certificate with the new IP: as kubeadm's certificate docs
+ *    say for static pods, move kube-apiserver.yaml out of the manifests directory, wait until no kube-apiserver
+ *    process is left, move it back (atomically, with a trap so an error never leaves it out), then wait until the
+ *    apiserver is healthy with its flags and serves the new certificate.
+ */
+import { Address6 } from "ip-address";
+import { isIpAddress, normalizeIp } from "../../net/cidr";
+import { UserError } from "../../config/errors";
+import { KubeadmCertConfigInput, kubeadmCertConfig } from "../../controlPlane/kubeadmCertConfig";
+import { SandboxRoot, buildScript, hostPath, sh } from "../remoteScript";
+import { matching, nodePath, notInside, positiveInteger } from "./inputs";
+import { embedScript } from "./embedScript";
+import { backupOnce, replaceFile } from "./shellFunctions";
+import { WaitComponentHealthyInput, waitComponentHealthy } from "./waitComponentHealthy";
+
+export interface RenewApiserverCertInput extends SandboxRoot {
+  certConfig: Omit<KubeadmCertConfigInput, "certificatesDir">;
+  newServiceIp: string;
+  backupDir: string;
+  health: Omit<WaitComponentHealthyInput, "root" | "component">;
+  servingAddress?: string;
+  droppedSans?: readonly string[];
+  pkiDir?: string;
+  manifestsDir?: string;
+  /** The kubeadm executable (default "kubeadm" on PATH). */
+  kubeadm?: string;
+  /** How long to wait for the old apiserver process to exit and for the new certificate to be served (default 120). */
+  timeoutSeconds?: number;
+}
+
+/** How `openssl x509 -ext subjectAltName` prints an IP SAN: IPv6 uncompressed, upper-case, no leading zeros. */
+export function opensslIpSan(ip: string): string {
+  if (!isIpAddress(ip)) throw new UserError(`"${ip}" is not an IP address`);
+  const normalized = normalizeIp(ip);
+  if (!normalized.includes(":")) return `IP Address:${normalized}`;
+  const groups = new Address6(normalized).canonicalForm().split(":").map((g) => g.replace(/^0+(?=.)/, "").toUpperCase());
+  return `IP Address:${groups.join(":")}`;
+}
+
+export function renewApiserverCert(input: RenewApiserverCertInput): string {
+  const root = input.root ?? "";
+  const backupDir = nodePath(input.backupDir, "backupDir");
+  const pkiDir = nodePath(input.pkiDir ?? "/etc/kubernetes/pki", "pkiDir");
+  const manifestsDir = nodePath(input.manifestsDir ?? "/etc/kubernetes/manifests", "manifestsDir");
+  notInside(backupDir, "backupDir", manifestsDir, "manifestsDir");
+  notInside(backupDir, "backupDir", pkiDir, "pkiDir");
+  const newIpSan = opensslIpSan(input.newServiceIp);
+  const servingAddress = matching(input.servingAddress ?? "127.0.0.1:6443", /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):[0-9]{1,5}$/, "servingAddress", "host:port such as 127.0.0.1:6443");
+  const kubeadm = matching(input.kubeadm ?? "kubeadm", /^[A-Za-z0-9_./-]+$/, "kubeadm", "an executable name or path");
+  const timeout = positiveInteger(input.timeoutSeconds ?? 120, "timeoutSeconds");
+  const dropped = [...(input.droppedSans ?? [])].map((san, i) => matching(san, /^(DNS|IP Address):[^\s,]+$/, `droppedSans[${i}]`, 'a SAN such as "IP Address:10.96.0.1"'));
+  const config = kubeadmCertConfig({ ...input.certConfig, certificatesDir: `${root.replace(/\/+$/, "")}${pkiDir}` });
+  const wait = waitComponentHealthy({ ...input.health, component: "kube-apiserver", root: input.root });
+  const work = `${backupDir}/apiserver-cert`;
+
+  return buildScript({ name: "renew-apiserver-cert", root: input.root }, [
+    backupOnce,
+    replaceFile,
+    sh`
+      export LC_ALL=C
+      readonly PKI=${hostPath(pkiDir)}
+      readonly CRT="$PKI/apiserver.crt"
+      readonly KEY="$PKI/apiserver.key"
+      readonly WORK=${hostPath(work)}
+      readonly PREVIOUS="$WORK/previous"
+      readonly CONFIG="$WORK/kubeadm-certs-config.yaml"
+      readonly MANIFEST=${hostPath(`${manifestsDir}/kube-apiserver.yaml`)}
+      readonly PARKED="$WORK/kube-apiserver.yaml.parked"
+      readonly PROC=${hostPath("/proc")}
+      readonly NEW_IP_SAN=${newIpSan}
+      readonly DROPPED_SANS=(${dropped})
+      readonly SERVING=${servingAddress}
+      readonly KUBEADM=${kubeadm}
+      readonly TIMEOUT=${timeout}
+      readonly CONFIG_TEXT=${config}
+      ${embedScript("WAIT_SCRIPT", wait)}
+
+      # sans_of CERT: one SAN per line, sorted ("DNS:kubernetes", "IP Address:10.96.0.1").
+      sans_of() {
+        openssl x509 -noout -ext subjectAltName -in "$1" | sed -n '2,$p' | tr ',' '\n' | sed -e 's/^[[:space:]]*//' -e '/^$/d' | sort -u
+      }
+      served_sans() {
+        { openssl s_client -connect "$SERVING" -servername kubernetes < /dev/null 2> /dev/null || true; } \
+          | { openssl x509 -noout -ext subjectAltName 2> /dev/null || true; } \
+          | sed -n '2,$p' | tr ',' '\n' | sed -e 's/^[[:space:]]*//' -e '/^$/d' | sort -u
+      }
+      apiserver_running() {
+        local cmdline
+        local -a argv
+        for cmdline in "$PROC"/[0-9]*/cmdline; do
+          mapfile -d '' -t argv < "$cmdline" 2> /dev/null || continue
+          [ "\${#argv[@]}" -gt 0 ] && [ "\${argv[0]##*/}" = kube-apiserver ] && return 0
+        done
+        return 1
+      }
+      # Filters stdin, dropping the SANs the caller allowed to go (grep -f with no pattern would drop everything).
+      without_dropped() {
+        if [ "\${#DROPPED_SANS[@]}" -eq 0 ]; then cat; else grep -vxF -f <(printf '%s\n' "\${DROPPED_SANS[@]}") || true; fi
+      }
+      restore_previous() {
+        cp -p -- "$PREVIOUS/apiserver.crt" "$CRT"
+        cp -p -- "$PREVIOUS/apiserver.key" "$KEY"
+      }
+      reject() {
+        [ -f "$CRT" ] && cp -p -- "$CRT" "$WORK/rejected-apiserver.crt"
+        restore_previous
+        die "$1; the previous certificate is back in place (the rejected one is kept as $WORK/rejected-apiserver.crt)"
+      }
+      unpark() {
+        if [ -f "$PARKED" ] && [ ! -e "$MANIFEST" ]; then
+          replace_file "$PARKED" "$MANIFEST" "$PARKED"
+          rm -f -- "$PARKED"
+          note "moved $MANIFEST back"
+        fi
+      }
+
+      if [ ! -f "$CRT" ] || [ ! -f "$KEY" ]; then die "$CRT or $KEY is missing; is this a kubeadm control-plane node (pkiDir)?"; fi
+      [ -f "$PKI/ca.crt" ] || die "$PKI/ca.crt is missing; kubeadm needs the cluster CA to sign the new certificate"
+      mkdir -p -- "$WORK"
+      chmod 700 -- "$WORK"
+      # A run interrupted while the manifest was parked: put it back before anything else.
+      unpark
+
+      if sans_of "$CRT" | grep -qxF -- "$NEW_IP_SAN"; then
+        note "$CRT already carries $NEW_IP_SAN; not re-issuing"
+      else
+        backup_once "$CRT" "$PREVIOUS/apiserver.crt"
+        backup_once "$KEY" "$PREVIOUS/apiserver.key"
+        rm -f -- "$CRT" "$KEY"
+        (umask 077 && printf '%s' "$CONFIG_TEXT" > "$CONFIG")
+        "$KUBEADM" init phase certs apiserver --config "$CONFIG" || reject "kubeadm init phase certs apiserver failed"
+        if [ ! -f "$CRT" ] || [ ! -f "$KEY" ]; then reject "kubeadm did not write $CRT and $KEY"; fi
+        sans_of "$CRT" | grep -qxF -- "$NEW_IP_SAN" || reject "the new certificate lacks $NEW_IP_SAN (it has: $(sans_of "$CRT" | paste -sd ' ' -))"
+        missing=$(comm -23 <(sans_of "$PREVIOUS/apiserver.crt") <(sans_of "$CRT") | without_dropped | paste -sd ' ' -)
+        [ -z "$missing" ] || reject "the new certificate lost SANs the old one had: $missing"
+        openssl verify -CAfile "$PKI/ca.crt" "$CRT" > /dev/null || reject "the new certificate does not verify against $PKI/ca.crt"
+        [ "$(openssl x509 -noout -pubkey -in "$CRT" | sha256sum)" = "$(openssl pkey -pubout -in "$KEY" | sha256sum)" ] || reject "the new certificate does not match $KEY"
+        note "issued $CRT with $NEW_IP_SAN (previous pair kept in $PREVIOUS)"
+      fi
+
+      if served_sans | grep -qxF -- "$NEW_IP_SAN"; then
+        note "the apiserver on $SERVING already serves the new certificate; no restart needed"
+        exit 0
+      fi
+      [ -f "$MANIFEST" ] || die "$MANIFEST is missing; cannot restart the apiserver"
+      trap unpark EXIT
+      mv -- "$MANIFEST" "$PARKED"
+      note "moved $MANIFEST out; waiting for the kubelet to stop the apiserver"
+      deadline=$((SECONDS + TIMEOUT))
+      while apiserver_running; do
+        [ "$SECONDS" -lt "$deadline" ] || die "kube-apiserver still runs \${TIMEOUT}s after its manifest was moved out; the manifest is moved back"
+        sleep 1
+      done
+      unpark
+      trap - EXIT
+      bash -c "$WAIT_SCRIPT" wait-component-healthy || die "kube-apiserver did not come back healthy after the restart; check crictl ps -a and its logs"
+      deadline=$((SECONDS + TIMEOUT))
+      until served_sans | grep -qxF -- "$NEW_IP_SAN"; do
+        [ "$SECONDS" -lt "$deadline" ] || die "kube-apiserver on $SERVING still serves a certificate without $NEW_IP_SAN after \${TIMEOUT}s; check its --tls-cert-file"
+        sleep 1
+      done
+      note "kube-apiserver restarted and serves $NEW_IP_SAN"
+    `,
+  ]);
+}

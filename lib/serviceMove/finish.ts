@@ -1,0 +1,130 @@
+import { MANAGED_BY_LABEL, relinkedOwners, restorableCopy, sameEndpoints, sameOwners } from "./dependents";
+import { faultPoint } from "./faultHook";
+import { JournalEntry } from "./journal";
+import { serviceRefKey } from "./serviceRef";
+import { isStatus, KubeObject, paths } from "./kubeRest";
+import { buildRecreateBody, clusterIpsOf, differingUserFields } from "./recreateBody";
+import { BRIDGE_MANAGER, controllerSlicesOf, SERVICE_NAME_LABEL } from "./endpointBridge";
+import { Context, POLL_MS, SETTLE_POLL_MS, describeDependent, journalWhere, moveError, nowMs, retrying, round, sleep, uidOf } from "./moverContext";
+import { Swapped, endpointSlicesPath } from "./swap";
+
+/** Phase 3, bookkeeping: re-link the dependents, restore hand-made Endpoints, verify the new Service, and remove the Endpoints bridge. */
+
+export async function relinkDependents(ctx: Context, entry: JournalEntry, uidMap: ReadonlyMap<string, string>): Promise<string[]> {
+  const relinked: string[] = [];
+  await Promise.all(entry.dependents.map((d) => retrying(async () => {
+    const path = `${d.collection}/${encodeURIComponent(d.object.metadata?.name ?? "")}`;
+    for (let attempt = 0; ; attempt++) {
+      const current = await ctx.rest.getOptional(path);
+      try {
+        if (!current) {
+          await ctx.rest.create(d.collection, restorableCopy(d.object, uidMap));
+        } else {
+          const wanted = relinkedOwners(d.object.metadata?.ownerReferences, current.metadata?.ownerReferences, uidMap);
+          if (sameOwners(wanted, current.metadata?.ownerReferences)) break;
+          await ctx.rest.mergePatch(path, { metadata: { resourceVersion: current.metadata?.resourceVersion, ownerReferences: wanted } });
+        }
+        break;
+      } catch (err) {
+        if (!isStatus(err, 409) || attempt >= 5) throw err;
+      }
+    }
+    relinked.push(describeDependent(d));
+  })));
+  return relinked.sort();
+}
+
+/** Puts hand-made Endpoints back as journaled (owners re-linked); returns the object now in the cluster. */
+export function restoreEndpoints(ctx: Context, entry: JournalEntry, uidMap: ReadonlyMap<string, string>): Promise<{ object: KubeObject; changed: boolean }> {
+  return retrying(() => restoreEndpointsOnce(ctx, entry, uidMap));
+}
+
+async function restoreEndpointsOnce(ctx: Context, entry: JournalEntry, uidMap: ReadonlyMap<string, string>): Promise<{ object: KubeObject; changed: boolean }> {
+  const path = paths.endpoints(entry.namespace, entry.name);
+  const wanted = restorableCopy(entry.endpoints!, uidMap);
+  for (let attempt = 0; ; attempt++) {
+    const current = await ctx.rest.getOptional(path);
+    try {
+      if (!current) return { object: await ctx.rest.create(paths.endpointsList(entry.namespace), wanted), changed: true };
+      if (sameEndpoints(current, wanted) && sameOwners(current.metadata?.ownerReferences, wanted.metadata?.ownerReferences)) return { object: current, changed: false };
+      const replaced = await ctx.rest.replace(path, { ...wanted, metadata: { ...wanted.metadata, resourceVersion: current.metadata?.resourceVersion } });
+      return { object: replaced, changed: true };
+    } catch (err) {
+      if (!(isStatus(err, 409) || isStatus(err, 404)) || attempt >= 10) throw err;
+    }
+  }
+}
+
+/**
+ * The endpoints controller deletes a Service's Endpoints whenever it syncs while no Service of that name exists;
+ * a sync queued during the gap can land after the restore. Watch for that for a while and put them back again.
+ */
+async function settleEndpoints(ctx: Context, entry: JournalEntry, uidMap: Map<string, string>): Promise<void> {
+  const oldEndpointsUid = uidOf(entry.endpoints)!;
+  const until = nowMs() + ctx.options.endpointsSettleMs;
+  while (nowMs() < until) {
+    await sleep(SETTLE_POLL_MS);
+    const restored = await restoreEndpoints(ctx, entry, uidMap);
+    uidMap.set(oldEndpointsUid, uidOf(restored.object)!);
+  }
+}
+
+export function verifyService(entry: JournalEntry, live: KubeObject, where: string): void {
+  const key = serviceRefKey(entry);
+  const { body } = buildRecreateBody(entry.service, entry.fromIP, entry.toIP);
+  if (!clusterIpsOf(live).includes(entry.toIP)) {
+    throw moveError(`Service ${key} holds ${clusterIpsOf(live).join(", ")} after its re-create, not the planned ${entry.toIP}; ${where} keeps the original`);
+  }
+  const differences = differingUserFields(body, live);
+  if (differences.length > 0) {
+    throw moveError(`Service ${key} at ${entry.toIP} differs from its original in ${differences.join(", ")}; ${where} keeps the original: compare, fix, and run again`);
+  }
+}
+
+/**
+ * Removes the bridge once the endpointslice controller has written the new Service's own slices; returns when
+ * those were first seen.
+ */
+async function removeBridge(ctx: Context, entry: JournalEntry, created: KubeObject, where: string): Promise<number | undefined> {
+  const key = serviceRefKey(entry);
+  const slicesPath = await endpointSlicesPath(ctx, entry.namespace);
+  const bridge = await ctx.rest.list(slicesPath, { labelSelector: `${SERVICE_NAME_LABEL}=${entry.name},${MANAGED_BY_LABEL}=${BRIDGE_MANAGER}` });
+  if (bridge.length === 0) return undefined;
+  const deadline = nowMs() + ctx.options.kubernetesServiceTimeoutMs;
+  for (;;) {
+    const slices = await ctx.rest.list(slicesPath, { labelSelector: `${SERVICE_NAME_LABEL}=${entry.name}` });
+    if (controllerSlicesOf(slices, uidOf(created)!).length > 0) break;
+    if (nowMs() > deadline) {
+      throw moveError(`Service ${key}: the endpointslice controller wrote no EndpointSlice for it within ${Math.round(ctx.options.kubernetesServiceTimeoutMs / 1000)} s, so the bridged copies of the stand-in's stay (label ${MANAGED_BY_LABEL}=${BRIDGE_MANAGER}); check kube-controller-manager and run again (${where} is kept until then)`);
+    }
+    await sleep(POLL_MS);
+  }
+  const seen = nowMs();
+  await Promise.all(bridge.map((slice) => retrying(() => ctx.rest.delete(`${slicesPath}/${encodeURIComponent(slice.metadata!.name!)}`, { preconditions: { uid: uidOf(slice) } }).catch((err) => { if (!isStatus(err, 404)) throw err; }))));
+  return seen;
+}
+
+/** Phase 3: Endpoints settled, dependents re-linked, everything verified; then its journal entry may go. */
+export async function finishMove(ctx: Context, swapped: Swapped): Promise<void> {
+  const { entry } = swapped.prepared;
+  const key = serviceRefKey(entry);
+  const where = journalWhere(ctx, entry);
+  if (entry.endpoints) await settleEndpoints(ctx, entry, swapped.uidMap);
+  if (entry.vacate) {
+    const seen = await removeBridge(ctx, entry, swapped.created, where);
+    if (seen !== undefined && swapped.createdAt !== undefined) swapped.result.controllerSliceMillis = round(seen - swapped.createdAt);
+  }
+  swapped.result.relinkedDependents = await relinkDependents(ctx, entry, swapped.uidMap);
+  faultPoint("after-dependents-relink", key);
+  if (entry.endpoints || entry.dependents.length > 0) {
+    // Something was restored around it: look once more at the whole (the create's answer was verified already).
+    const now = await ctx.rest.getOptional(paths.service(entry.namespace, entry.name));
+    if (!now || uidOf(now) !== uidOf(swapped.created)) throw moveError(`Service ${key} was deleted or replaced by someone else right after its re-create; ${where} keeps the original`);
+    verifyService(entry, now, where);
+  }
+  if (entry.endpoints) {
+    const endpoints = await ctx.rest.getOptional(paths.endpoints(entry.namespace, entry.name));
+    if (!sameEndpoints(endpoints, entry.endpoints)) throw moveError(`Endpoints ${key} could not be restored as they were; ${where} keeps them`);
+  }
+  faultPoint("after-verify", key);
+}

@@ -1,0 +1,256 @@
+import { KubeConfig } from "@kubernetes/client-node";
+import { hasSelector } from "./dependents";
+import { findOwnedObjects } from "./dependentsScan";
+import { faultPoint } from "./faultHook";
+import { DEFAULT_JOURNAL_NAMESPACE, JournaledDependent } from "./journal";
+import { serviceRefKey } from "./serviceRef";
+import { JournalStore, loadJournal } from "./journalStore";
+import { isStatus, KubeApiError, KubeObject, kubeRest, paths } from "./kubeRest";
+import { KubernetesServiceRequest, MoveReport, MoverOptions, ServiceMoveRequest, ServiceMoveSpec } from "./moveTypes";
+import { spec } from "./recreateBody";
+import { adaptiveLimit, inAdaptiveLanes } from "./adaptiveLanes";
+import { decide, readCluster, validateSpec } from "./decide";
+import { finishMove } from "./finish";
+import { moveKubernetesService } from "./kubernetesServiceMove";
+import { ClusterView, Context, Decision, WIDE_LANES, failureLine, inLanes, moveError, nowMs, retrying, round, uidOf, withMoverDefaults } from "./moverContext";
+import { Prepared, abandon, detachMove, journalEntryFor } from "./prepare";
+import { ensureStandIn } from "./standInMove";
+import { Swapped, swapMove, waitGone } from "./swap";
+
+/**
+ * The Service mover: re-creates Services at their planned ClusterIPs and loses nothing on the way.
+ *
+ * One move is: journal → detach dependents → delete → create → restore Endpoints → re-link dependents → verify
+ * → remove the journal. Every step is decided from what the cluster holds now plus the journal, never from
+ * memory of an earlier run, so a run cut off anywhere (SIGKILL included) is finished by the next:
+ * - journal and the original Service still there: the move starts over, keeping the journaled dependents;
+ * - journal and no Service (or the old one still terminating): re-created from the journal;
+ * - journal and a new Service at the planned IP: verified and completed;
+ * - no journal and the Service at the planned IP (or elsewhere in the new range): left alone.
+ *
+ * A run goes in three phases over all its moves:
+ * 1. every move is checked against the live cluster (expected old IP, planned IP free, LoadBalancer consent),
+ *    then journaled with its dependents detached; if anything fails here, phase 1 is undone and no Service was
+ *    deleted;
+ * 2. the swaps, `parallelism` at a time: delete (preconditions: the journaled uid and resourceVersion, so an
+ *    edit made since is journaled first, never lost) and, at once, create; while a finalizer keeps the old object
+ *    the create is retried with a tight backoff. The gap is measured from the delete's answer to the create's.
+ *    Nothing else competes with the swaps for the apiserver: on a busy control plane a create waits behind
+ *    every request in flight, and that wait is the gap;
+ * 3. bookkeeping: dependents re-linked, everything verified, journal entries removed.
+ * Each phase is one file: decide.ts (read-only, before phase 1), prepare.ts (1), swap.ts (2) and finish.ts (3);
+ * default/kubernetes is kubernetesServiceMove.ts, stand-ins standInMove.ts, and what they share moverContext.ts.
+ * This file is the run: it calls them in order over all the moves.
+ * default/kubernetes (re-created by the apiserver itself, which takes up to its 10 s loop) runs alongside, outside
+ * the bound, because it only waits.
+ */
+
+/**
+ * Journal entries this run did not ask for, turned back into requests. After a crash the next plan no longer
+ * lists a Service that was deleted (discovery cannot see it) or already re-created (it is in the new range), so
+ * the bulk run adopts every interrupted move it finds. Entries with a stand-in to vacate (the DNS swap) are left
+ * to the run that lists them.
+ */
+function adoptedJournals(view: ClusterView, moveSpec: ServiceMoveSpec, adopt: boolean): ServiceMoveRequest[] {
+  if (!adopt) return [];
+  const requested = new Set(moveSpec.moves.map(serviceRefKey));
+  return [...view.journals.values()]
+    .filter((entry) => entry.kind === "recreate" && !entry.vacate && !requested.has(serviceRefKey(entry)))
+    .map((entry) => ({ namespace: entry.namespace, name: entry.name, fromIP: entry.fromIP, toIP: entry.toIP, type: spec(entry.service).type as string | undefined }));
+}
+
+function adoptedKubernetesJournal(view: ClusterView, adopt: boolean): KubernetesServiceRequest | undefined {
+  const entry = view.journals.get("default/kubernetes");
+  return adopt && entry?.kind === "apiserver-recreates" ? { fromIP: entry.fromIP, toIP: entry.toIP } : undefined;
+}
+
+const PROBE_LABEL = "cidr-migration.io/probe";
+
+const PROBE_NAME = "cidr-migration-range-probe";
+
+/**
+ * Before the first delete, a short-lived Service created at a planned IP, and deleted at once, proves the apiserver
+ * allocates in the new range. Whether it does is a property of the range (a ServiceCIDR that covers it on 1.33+, no
+ * dual-written legacy bitmap on 1.33, the apiserver's flag before that), so one probe per run tells it; a refusal
+ * here stops the run with nothing deleted, where after a delete not even the put-back at the old IP might be allowed
+ * (the old default ServiceCIDR no longer allocates). A dry run cannot stand in: 1.37 answers it with "allocator not
+ * ready". A probe left by a killed run is removed first, so it never holds a planned IP.
+ */
+async function probeNewRange(ctx: Context, decisions: Decision[], view: ClusterView): Promise<void> {
+  // not at an IP held until the swap (the DNS stand-in's): that it is held there already proves the range allocates
+  const firstMove = decisions.find((d): d is Extract<Decision, { kind: "move" }> => d.kind === "move" && !d.request.vacate && !view.ipHolders.has(d.request.toIP));
+  if (!firstMove) return;
+  const { namespace, toIP } = firstMove.request;
+  try {
+    await retrying(() => ctx.rest.create(paths.services(namespace), {
+      apiVersion: "v1", kind: "Service",
+      metadata: { name: PROBE_NAME, labels: { [PROBE_LABEL]: "range" } },
+      spec: { type: "ClusterIP", clusterIP: toIP, ports: [{ port: 1, protocol: "TCP" }] },
+    }));
+  } catch (err) {
+    if (!isStatus(err, 422)) throw moveError(failureLine(err, ctx.rest.server, `checking that ${toIP} can be allocated`));
+    throw moveError(`kube-apiserver refuses ClusterIP ${toIP} (planned for Service ${serviceRefKey(firstMove.request)}): ${(err as KubeApiError).apiMessage}; nothing was deleted. Check that every kube-apiserver runs with the new --service-cluster-ip-range, that a ServiceCIDR covers the new range (step service-cidr-open) and, on 1.33, that DisableAllocatorDualWrite=true is set (preflight SERVICE_ALLOCATOR_DUAL_WRITE); then run again`);
+  }
+  await removeProbes(ctx);
+}
+
+async function removeProbes(ctx: Context): Promise<void> {
+  const probes = await ctx.rest.list("/api/v1/services", { labelSelector: `${PROBE_LABEL}=range` });
+  for (const probe of probes) {
+    await retrying(() => ctx.rest.delete(paths.service(probe.metadata!.namespace!, probe.metadata!.name!)).catch((err) => {
+      if (!isStatus(err, 404)) throw err;
+      return {};
+    }));
+    await waitGone(ctx, { namespace: probe.metadata!.namespace!, name: probe.metadata!.name! }, probe.metadata!.uid);
+  }
+}
+
+export async function runServiceMoves(kc: KubeConfig, moveSpec: ServiceMoveSpec, options: MoverOptions): Promise<MoveReport> {
+  const started0 = nowMs();
+  const invalid = validateSpec(moveSpec, options);
+  if (invalid.length > 0) throw moveError(invalid.join("\n"));
+  const rest = await kubeRest(kc, { maxSockets: Math.max(WIDE_LANES, options.parallelism) + 8 });
+  const ctx: Context = {
+    rest,
+    options: withMoverDefaults(options),
+    journalNamespace: options.journalNamespace ?? DEFAULT_JOURNAL_NAMESPACE,
+    journal: undefined as unknown as JournalStore,
+    warnings: [],
+  };
+  try {
+    let view: ClusterView;
+    try {
+      ctx.journal = await loadJournal(rest, ctx.journalNamespace);
+      await removeProbes(ctx);
+      view = await readCluster(ctx);
+    } catch (err) {
+      throw moveError(failureLine(err, rest.server, "reading Services and journals"));
+    }
+    const problems: string[] = [];
+    const requests = [...moveSpec.moves, ...adoptedJournals(view, moveSpec, options.adoptJournals === true)];
+    const decisions = requests.map((m) => decide(ctx, view, m, problems)).filter((d): d is Decision => d !== undefined);
+    if (problems.length > 0) throw moveError(problems.join("\n"));
+
+    await probeNewRange(ctx, decisions, view);
+
+    const report: MoveReport = { results: [], standIns: [], warnings: ctx.warnings, totalMillis: 0 };
+    for (const standIn of moveSpec.standIns ?? []) {
+      report.standIns.push({ namespace: standIn.namespace, name: standIn.name, ip: standIn.ip, ...(await ensureStandIn(ctx, view, standIn)) });
+    }
+
+    const toMove = decisions.filter((d): d is Extract<Decision, { kind: "move" }> => d.kind === "move");
+    const endpointsOf = new Map<string, KubeObject>();
+    let ownedBy = new Map<string, JournaledDependent[]>();
+    if (toMove.length > 0) {
+      await inLanes(toMove.filter((d) => !hasSelector(d.live)), ctx.options.parallelism * 2, async (d) => {
+        const endpoints = await rest.getOptional(paths.endpoints(d.request.namespace, d.request.name));
+        if (endpoints) endpointsOf.set(serviceRefKey(d.request), endpoints);
+      }, () => false);
+      const owners = new Set<string>();
+      for (const d of toMove) {
+        owners.add(uidOf(d.live)!);
+        const endpoints = endpointsOf.get(serviceRefKey(d.request));
+        if (endpoints) owners.add(uidOf(endpoints)!);
+      }
+      const scan = await findOwnedObjects(rest, new Set(toMove.map((d) => d.request.namespace)), owners);
+      ownedBy = scan.byOwner;
+      ctx.warnings.push(...scan.warnings);
+    }
+
+    const failures: string[] = [];
+    const fail = (key: string) => (err: unknown) => { failures.push(failureLine(err, rest.server, `moving Service ${key}`)); };
+    const stopped = () => failures.length > 0;
+    const kubernetesRequest = moveSpec.kubernetesService ?? adoptedKubernetesJournal(view, options.adoptJournals === true);
+    const kubernetes = kubernetesRequest
+      ? moveKubernetesService(ctx, view, kubernetesRequest).catch((err) => {
+        failures.push(failureLine(err, rest.server, "moving Service default/kubernetes"));
+        return undefined;
+      })
+      : Promise.resolve(undefined);
+    for (const d of decisions) if (d.kind === "skip") report.results.push(d.result);
+    const work = decisions.filter((d): d is Exclude<Decision, { kind: "skip" }> => d.kind !== "skip");
+    // Bookkeeping (journal writes and removals) runs wider than the moves: it deletes nothing.
+    const wide = Math.max(ctx.options.parallelism, WIDE_LANES);
+
+    // 1. Journal every move, in packs, before the first delete; then detach their dependents.
+    const journalStart = nowMs();
+    const prepared: Prepared[] = [];
+    const fresh = work.filter((d): d is Extract<Decision, { kind: "move" }> => d.kind === "move");
+    try {
+      const entries = fresh.map((d) => journalEntryFor(d, ownedBy, endpointsOf));
+      for (const d of fresh) faultPoint("before-journal", serviceRefKey(d.request));
+      await ctx.journal.writeAll(entries);
+      for (const d of fresh) faultPoint("after-journal", serviceRefKey(d.request));
+      await inLanes(fresh.map((d, i) => ({ d, entry: entries[i] })), wide, async ({ d, entry }) => {
+        try {
+          prepared.push(await detachMove(ctx, d.request, entry));
+        } catch (err) {
+          fail(serviceRefKey(d.request))(err);
+        }
+      }, stopped);
+    } catch (err) {
+      failures.push(failureLine(err, rest.server, "journaling the Service moves"));
+    }
+    for (const d of work) if (d.kind === "resume") prepared.push({ request: d.request, entry: d.entry, live: d.live, outcome: "completed-from-journal" });
+    if (failures.length > 0) {
+      const undone = await Promise.all(fresh.map((d) => {
+        const entry = ctx.journal.entries.get(serviceRefKey(d.request));
+        return entry ? abandon(ctx, { request: d.request, entry, live: d.live, outcome: "moved" }).catch((err) => { fail(serviceRefKey(d.request))(err); return false; }) : false;
+      }));
+      await ctx.journal.remove(fresh.filter((_, i) => undone[i]).map((d) => serviceRefKey(d.request))).catch((err) => { failures.push(failureLine(err, rest.server, "removing journal entries")); });
+      await kubernetes;
+      throw moveError([...failures, "no Service was deleted; run again once the above is fixed"].join("\n"));
+    }
+
+    // 2. The swaps, `parallelism` at a time and nothing else in flight but the Endpoints settles. Selector-less
+    // Services go first: their settle then overlaps the other swaps.
+    prepared.sort((a, b) => Number(a.entry.endpoints === undefined) - Number(b.entry.endpoints === undefined));
+    const swapStart = nowMs();
+    const swapped: Swapped[] = [];
+    const settling: Promise<void>[] = [];
+    const started = new Set<Prepared>();
+    const finished: string[] = [];
+    const finish = (s: Swapped) => finishMove(ctx, s).then(() => { finished.push(serviceRefKey(s.prepared.request)); }, fail(serviceRefKey(s.prepared.request)));
+    const lanes = adaptiveLimit(ctx.options.parallelism);
+    await inAdaptiveLanes(prepared, lanes, async (p) => {
+      started.add(p);
+      try {
+        const s = await swapMove(ctx, p);
+        report.results.push(s.result);
+        if (s.result.gapMillis !== undefined) lanes.record(s.result.gapMillis);
+        report.swapLanes = lanes.range();
+        // the settle is mostly waiting: it starts at once and holds no lane
+        if (p.entry.endpoints) settling.push(finish(s));
+        else swapped.push(s);
+      } catch (err) {
+        fail(serviceRefKey(p.request))(err);
+      }
+    }, stopped);
+
+    // 3. Bookkeeping: re-link, verify; undo phase 1 for moves never started; then the journal entries go, one
+    // write per journal Secret.
+    const finishStart = nowMs();
+    await inLanes(swapped, wide, finish, () => false);
+    await Promise.all(settling);
+    const notStarted = prepared.filter((p) => !started.has(p));
+    const undone = await Promise.all(notStarted.map((p) => abandon(ctx, p).catch((err) => { fail(serviceRefKey(p.request))(err); return false; })));
+    const removable = [...finished, ...notStarted.filter((_, i) => undone[i]).map((p) => serviceRefKey(p.request))];
+    await ctx.journal.remove(removable).catch((err) => { failures.push(failureLine(err, rest.server, "removing journal entries of finished moves")); });
+    for (const key of finished) faultPoint("after-journal-remove", key);
+    report.kubernetesService = await kubernetes;
+    report.timings = {
+      preflightMillis: round(journalStart - started0),
+      journalMillis: round(swapStart - journalStart),
+      swapMillis: round(finishStart - swapStart),
+      finishMillis: round(nowMs() - finishStart),
+    };
+    if (failures.length > 0) {
+      throw moveError([...failures, ...(notStarted.length > 0 ? [`${notStarted.length} other Service move(s) were not started (nothing of them changed); run again once the above is fixed`] : [])].join("\n"));
+    }
+    report.results.sort((a, b) => serviceRefKey(a).localeCompare(serviceRefKey(b)));
+    report.totalMillis = round(nowMs() - started0);
+    return report;
+  } finally {
+    rest.close();
+  }
+}

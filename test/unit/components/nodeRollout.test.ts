@@ -1,0 +1,257 @@
+/**
+ * NodeRollout under the SDK's mock monitor: the graph's shape, order and inputs only (what the steps do is proven
+ * on the test bed by test/integration/nodeRolloutApi.test.ts and over real SSH by nodeRolloutSsh.test.ts).
+ * The plan comes from the real planner (lib/plan) on the small three-control-plane Calico fixture, widened to five
+ * workers so that maxUnavailable 2 gives two worker waves.
+ */
+import { strict as assert } from "assert";
+import { spawnSync } from "child_process";
+import * as fs from "fs";
+import * as path from "path";
+import * as pulumi from "@pulumi/pulumi";
+import { NodeRollout, NodeRolloutArgs } from "../../../components/nodeRollout";
+import { validateConfig } from "../../../lib/config/config";
+import { Inventory } from "../../../lib/plan/inventory";
+import { MigrationConfig } from "../../../lib/config/migrationConfig";
+import { RUN_SCRIPT_FROM_STDIN } from "../../../lib/remote/stdinRunner";
+import { buildPlan } from "../../../lib/plan/plan";
+import { Plan } from "../../../lib/plan/planModel";
+import { readStackFile } from "../../../lib/config/stackFile";
+import { MockGraph, RegisteredResource, captureGraph, isWireSecret, plaintextOf } from "../../support/pulumiMocks";
+
+const FIXTURES = path.join(__dirname, "..", "..", "fixtures");
+const KUBELET_CONFIG = fs.readFileSync(path.join(FIXTURES, "testbed", "var-lib-kubelet-config-yaml-v1.25-clusterdns.yaml"), "utf8");
+const COMMAND = "command:remote:Command";
+const DYNAMIC = (type: string) => `pulumi-nodejs:dynamic/cidr-migration:${type}`;
+const KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nnot-a-real-key\n-----END OPENSSH PRIVATE KEY-----\n";
+const KUBECONFIG = "apiVersion: v1\nkind: Config\nclusters: []\nusers: [{name: admin, user: {client-key-data: SECRETKEYDATA}}]\n";
+const TOKEN = "abcdef.0123456789abcdef";
+const JOIN = `W0501 10:00:00.000000 1 version.go:104] could not fetch a Kubernetes version from the internet\nkubeadm join 192.168.10.11:6443 --token ${TOKEN} --discovery-token-ca-cert-hash sha256:${"ab".repeat(32)}`;
+
+function inventory(): Inventory {
+  const inv = JSON.parse(fs.readFileSync(path.join(FIXTURES, "plan", "inventory-small.json"), "utf8")) as Inventory;
+  for (const [name, cidr] of [["worker-4", "10.244.6.0/24"], ["worker-5", "10.244.7.0/24"]]) {
+    inv.nodes.push({ name, podCIDR: cidr, podCIDRs: [cidr], internalIPs: [`192.168.10.${20 + Number(name.slice(-1))}`], controlPlane: false, labels: {}, unschedulable: false });
+  }
+  return inv;
+}
+
+function configAndPlan(change: (values: Record<string, any>) => void = () => {}): { config: MigrationConfig; plan: Plan } {
+  const source = readStackFile(path.join(FIXTURES, "plan", "stack-small.yaml"));
+  const values = source.values as Record<string, any>;
+  values.nodes = [
+    ...values.nodes,
+    { name: "worker-4", host: "192.168.10.24", role: "worker" },
+    { name: "worker-5", host: "192.168.10.25", port: 2222, role: "worker" },
+  ];
+  change(values);
+  const inv = inventory();
+  const config = validateConfig(source, { inventory: inv });
+  return { config, plan: buildPlan(config, inv) };
+}
+
+function argsFor(config: MigrationConfig, plan: Plan, extra: Partial<NodeRolloutArgs> = {}): NodeRolloutArgs {
+  return {
+    plan,
+    nodes: config.nodes,
+    ssh: { user: config.ssh.user, privateKey: KEY },
+    kubeconfig: KUBECONFIG,
+    rollout: config.nodeRollout,
+    runId: "2024-05-01",
+    ...extra,
+  };
+}
+
+/** The remote read steps answer like the node would: config.yaml as one line of base64, the join command. */
+function nodeOutputs(resource: { type: string; name: string }): Record<string, unknown> {
+  if (resource.type !== COMMAND) return {};
+  if (resource.name.endsWith("-kubelet-config-read")) return { stdout: Buffer.from(KUBELET_CONFIG).toString("base64"), stderr: "" };
+  if (resource.name.endsWith("-join-token")) return { stdout: JOIN, stderr: "" };
+  return { stdout: "", stderr: "" };
+}
+
+async function rollout(args: NodeRolloutArgs): Promise<{ graph: MockGraph; component: NodeRollout }> {
+  let component: NodeRollout | undefined;
+  const graph = await captureGraph(() => { component = new NodeRollout("nodes", args); }, { outputs: nodeOutputs });
+  return { graph, component: component! };
+}
+
+function shellcheck(name: string, script: string): void {
+  const result = spawnSync("shellcheck", ["-s", "bash", "-"], { input: script, encoding: "utf8" });
+  if (result.error) throw new Error(`shellcheck is not available (${result.error.message}); install it (test/testbed/install.sh)`);
+  assert.equal(result.status, 0, `${name} fails shellcheck:\n${result.stdout}${result.stderr}`);
+}
+
+const step = (graph: MockGraph, node: string, name: string): RegisteredResource => graph.named(`nodes-${node}-${name}`);
+const directlyAfter = (later: RegisteredResource, earlier: RegisteredResource) => later.dependencies.includes(earlier.urn);
+
+describe("NodeRollout graph (mocks: order and inputs)", function () {
+  this.timeout(60_000);
+
+  it("runs the canary first and alone, control-plane nodes one at a time, then workers in waves of maxUnavailable", async () => {
+    const { config, plan } = configAndPlan();
+    const { graph, component } = await rollout(argsFor(config, plan));
+    assert.deepEqual(component.waves.map((w) => w.nodes.map((n) => n.name)), [["worker-1"], ["cp-1"], ["cp-2"], ["cp-3"], ["worker-2", "worker-3"], ["worker-4", "worker-5"]]);
+    assert.equal(component.waves[0].canary, true);
+
+    const drain = (node: string) => step(graph, node, "drain");
+    const rejoin = (node: string) => step(graph, node, "rejoin");
+    // each wave starts when every node of the previous wave is verified, and not before
+    const waves = component.waves.map((w) => w.nodes.map((n) => n.name));
+    for (let i = 1; i < waves.length; i++) {
+      for (const node of waves[i]) {
+        assert.deepEqual(drain(node).dependencies.sort(), waves[i - 1].map((n) => rejoin(n).urn).sort(), `${node} waits for wave ${i - 1}`);
+      }
+    }
+    // the canary's move precedes everything else; nothing runs beside it
+    for (const node of ["cp-1", "cp-2", "cp-3", "worker-2", "worker-3", "worker-4", "worker-5"]) {
+      assert.ok(graph.dependsOn(drain(node), rejoin("worker-1")), `${node} after the canary`);
+      assert.ok(!graph.dependsOn(rejoin("worker-1"), drain(node)));
+    }
+    // control-plane nodes strictly one after another
+    assert.ok(graph.dependsOn(drain("cp-2"), rejoin("cp-1")) && graph.dependsOn(drain("cp-3"), rejoin("cp-2")));
+    // the nodes of one wave do not wait for each other
+    assert.ok(!graph.dependsOn(drain("worker-3"), drain("worker-2")) && !graph.dependsOn(drain("worker-2"), drain("worker-3")));
+    assert.ok(!graph.dependsOn(rejoin("worker-5"), drain("worker-4")));
+    assert.deepEqual(component.done.length, 2);
+  });
+
+  it("chains each node's steps: drain, CNI cleanup, kubelet stop, delete, Calico IPAM, clusterDNS, kubelet start, rejoin", async () => {
+    const { config, plan } = configAndPlan();
+    const { graph } = await rollout(argsFor(config, plan));
+    const order = ["drain", "cni-cleanup", "kubelet-stop", "deregister", "calico-ipam", "kubelet-config-read", "kubelet-config-dns", "kubelet-start", "rejoin"];
+    for (const node of ["worker-1", "cp-2", "worker-5"]) {
+      const s = (name: string) => step(graph, node, name);
+      assert.ok(directlyAfter(s("cni-cleanup"), s("drain")));
+      assert.ok(directlyAfter(s("kubelet-stop"), s("cni-cleanup")));
+      assert.ok(directlyAfter(s("deregister"), s("kubelet-stop")));
+      assert.ok(directlyAfter(s("calico-ipam"), s("deregister")));
+      assert.ok(directlyAfter(s("kubelet-config-read"), s("kubelet-stop")));
+      assert.ok(directlyAfter(s("kubelet-config-dns"), s("kubelet-config-read")));
+      assert.ok(directlyAfter(s("kubelet-start"), s("calico-ipam")) && directlyAfter(s("kubelet-start"), s("kubelet-config-dns")));
+      assert.ok(directlyAfter(s("rejoin"), s("kubelet-start")));
+      for (let i = 1; i < order.length; i++) assert.ok(graph.dependsOn(s("rejoin"), s(order[i - 1])), `${node}: rejoin after ${order[i - 1]}`);
+    }
+    assert.equal(graph.ofType(DYNAMIC("NodeDrain")).length, 8);
+    assert.equal(graph.ofType(DYNAMIC("CalicoIpamRelease")).length, 8);
+  });
+
+  it("gives every API step the planned subnet and the run id; the kubeconfig and the SSH key only as secrets", async () => {
+    const { config, plan } = configAndPlan();
+    const { graph } = await rollout(argsFor(config, plan));
+    for (const move of plan.nodes) {
+      const drain = step(graph, move.name, "drain");
+      assert.equal(drain.inputs.step, "drain");
+      assert.equal(drain.inputs.plannedPodCIDR, move.newPodCIDR);
+      assert.equal(drain.inputs.oldPodCIDR, move.oldPodCIDR);
+      assert.equal(drain.inputs.runId, "2024-05-01");
+      assert.equal(drain.inputs.drainTimeoutSeconds, 300);
+      assert.equal(step(graph, move.name, "rejoin").inputs.plannedPodCIDR, move.newPodCIDR);
+      assert.deepEqual(step(graph, move.name, "calico-ipam").inputs.oldPoolCidrs, ["10.244.0.0/16"]);
+    }
+    for (const resource of graph.resources.filter((r) => r.type.startsWith("pulumi-nodejs:dynamic/"))) {
+      assert.ok(isWireSecret(resource.rawInputs.kubeconfig), `${resource.name}: kubeconfig is a secret`);
+      assert.ok(!plaintextOf(resource.rawInputs).includes("SECRETKEYDATA"));
+    }
+    for (const command of graph.ofType(COMMAND)) {
+      // remote.Command sends its whole connection as a secret; either way the key never travels in the clear
+      const connection = command.rawInputs.connection as Record<string, unknown>;
+      assert.ok(isWireSecret(connection) || isWireSecret(connection.privateKey), `${command.name}: SSH key is a secret`);
+      assert.ok(!plaintextOf(command.rawInputs).includes("not-a-real-key"));
+    }
+    const worker5 = step(graph, "worker-5", "cni-cleanup").inputs.connection;
+    assert.deepEqual([worker5.host, worker5.port, worker5.user], ["192.168.10.25", 2222, "ubuntu"]);
+  });
+
+  it("runs every node script from stdin through bash; each one passes shellcheck and writes its backups under the run's directory", async () => {
+    const { config, plan } = configAndPlan();
+    const { graph } = await rollout(argsFor(config, plan));
+    const commands = graph.ofType(COMMAND);
+    assert.equal(commands.length, 8 * 5);
+    for (const command of commands) {
+      assert.equal(command.inputs.create, RUN_SCRIPT_FROM_STDIN, command.name);
+      shellcheck(command.name, command.inputs.stdin);
+    }
+    const cleanup = step(graph, "worker-2", "cni-cleanup").inputs.stdin as string;
+    assert.match(cleanup, /readonly OLD_RANGES=\('10\.244\.0\.0\/16' '10\.244\.3\.0\/24'\)/);
+    assert.match(cleanup, /'\/var\/lib\/cidr-migration\/backup\/2024-05-01\/etc\/cni\/net\.d'/);
+    assert.match(step(graph, "worker-2", "kubelet-stop").inputs.stdin, /systemctl stop kubelet/);
+    assert.match(step(graph, "worker-2", "kubelet-start").inputs.stdin, /systemctl start kubelet/);
+  });
+
+  it("moves clusterDNS in /var/lib/kubelet/config.yaml to the new DNS Service IP, editing exactly what the node returned", async () => {
+    const { config, plan } = configAndPlan();
+    assert.equal(plan.dns.newClusterIP, "10.112.0.10");
+    const { graph } = await rollout(argsFor(config, plan));
+    const write = step(graph, "worker-1", "kubelet-config-dns");
+    assert.deepEqual(write.inputs.triggers, ["2024-05-01", "10.112.0.10"]);
+    const payload = /printf '%s' '([A-Za-z0-9+/=]+)' \| base64 -d/.exec(write.inputs.stdin);
+    assert.ok(payload, "the write embeds the new config.yaml");
+    const written = Buffer.from(payload[1], "base64").toString("utf8");
+    assert.equal(written, KUBELET_CONFIG.replace("clusterDNS:\n- 10.96.0.10\n", "clusterDNS:\n- 10.112.0.10\n"));
+  });
+
+  it("leaves out the DNS steps when DNS does not move and the Calico step for other CNIs", async () => {
+    const { config, plan } = configAndPlan();
+    const flannel: Plan = { ...plan, cni: "flannel", dns: { ...plan.dns, newClusterIP: plan.dns.oldClusterIP! } };
+    const { graph } = await rollout(argsFor(config, flannel));
+    assert.equal(graph.ofType(DYNAMIC("CalicoIpamRelease")).length, 0);
+    assert.ok(!graph.resources.some((r) => r.name.includes("kubelet-config")));
+    assert.ok(directlyAfter(step(graph, "worker-1", "kubelet-start"), step(graph, "worker-1", "deregister")));
+    assert.match(step(graph, "worker-1", "cni-cleanup").inputs.stdin, /for link in 'cni0' 'flannel\.1'/);
+  });
+
+  it("kubeadm-rejoin: a fresh token per worker from a control-plane node, secret end to end; control-plane nodes re-register", async () => {
+    const { config, plan } = configAndPlan((v) => { v.nodeRollout = { maxUnavailable: 2, strategy: "kubeadm-rejoin" }; });
+    const { graph, component } = await rollout(argsFor(config, plan));
+    assert.equal(component.steps["cp-1"].strategy, "reregister");
+    assert.ok(component.steps["cp-1"].kubeletStop && !component.steps["cp-1"].kubeadmRejoin);
+    for (const node of ["worker-1", "worker-4"]) {
+      const token = step(graph, node, "join-token");
+      assert.equal(token.inputs.connection.host, "192.168.10.11", "made on cp-1");
+      assert.equal(token.inputs.create, "kubeadm token create --print-join-command --ttl 2h");
+      assert.equal(token.inputs.logging, "none");
+      assert.ok(directlyAfter(token, step(graph, node, "cni-cleanup")));
+      assert.ok(directlyAfter(step(graph, node, "deregister"), token));
+      const rejoin = step(graph, node, "kubeadm-rejoin");
+      assert.ok(directlyAfter(rejoin, step(graph, node, "calico-ipam")));
+      assert.ok(directlyAfter(step(graph, node, "rejoin"), rejoin));
+      assert.ok(isWireSecret(rejoin.rawInputs.stdin), "the join script is a secret");
+      assert.ok(!plaintextOf(rejoin.rawInputs).includes(TOKEN));
+      assert.match(rejoin.inputs.stdin, new RegExp(`readonly TOKEN='${TOKEN}'`));
+      assert.match(rejoin.inputs.stdin, /'--node-name' 'worker-\d'/);
+      shellcheck(rejoin.name, rejoin.inputs.stdin);
+      assert.ok(!graph.resources.some((r) => r.name === `nodes-${node}-kubelet-stop`));
+    }
+  });
+
+  it("reports the plan's estimate per node and in total beside the manual 5-8 minutes per node", async () => {
+    const { config, plan } = configAndPlan();
+    const { component } = await rollout(argsFor(config, plan));
+    const e = component.estimate;
+    assert.deepEqual(e.perNode.map((p) => [p.node, p.seconds]), plan.nodes.map((n) => [n.name, 240]));
+    assert.equal(e.totalSeconds, 6 * 240, "six waves; the nodes of a wave move together");
+    assert.deepEqual(e.manualMinutes, { min: 40, max: 64 });
+    assert.match(e.summary, /^node rollout: 8 node\(s\) in 6 wave\(s\), estimated 24 min \(worker-1 4 min, cp-1 4 min, .*\); the manual runbook takes 40-64 min \(5-8 min per node, one after another\)$/);
+  });
+
+  it("refuses arguments it cannot roll, naming the node or field", async () => {
+    const { config, plan } = configAndPlan();
+    const cases: Array<[Partial<NodeRolloutArgs>, RegExp]> = [
+      [{ nodes: config.nodes.filter((n) => n.name !== "worker-3") }, /^node worker-3 is planned to move but is not in cidr-migration:nodes; add it with its SSH host, or re-plan$/],
+      [{ runId: "../x" }, /^runId "\.\.\/x" must be 1-128 letters, digits/],
+      [{ rollout: { ...config.nodeRollout, drainTimeoutSeconds: 0 } }, /^rollout\.drainTimeoutSeconds 0 must be a positive whole number/],
+      [{ rollout: { ...config.nodeRollout, strategy: "kubeadm-rejoin" }, tokenNode: "worker-1" }, /^tokenNode worker-1 is not a control-plane node in cidr-migration:nodes; name one that is$/],
+      [{ plan: { ...plan, nodes: plan.nodes.map((n) => (n.name === "worker-2" ? { ...n, batch: 0 } : n)) } }, /^node rollout batch 0 holds worker-1, worker-2: the canary goes alone; re-run the planner$/],
+      [{ plan: { ...plan, nodes: plan.nodes.map((n) => (n.name === "cp-2" ? { ...n, batch: 1 } : n)) } }, /^node rollout batch 1 holds cp-1, cp-2: control-plane nodes go one at a time \(etcd quorum\)/],
+      [{ unmanagedPods: "force" as never }, /^unmanagedPods "force" must be "refuse" or "evict"$/],
+    ];
+    for (const [change, message] of cases) {
+      await assert.rejects(captureGraph(() => new NodeRollout("nodes", argsFor(config, plan, change))), (err: Error) => {
+        assert.ok(err instanceof pulumi.ResourceError, `a ResourceError, got ${err}`);
+        assert.match(err.message, message);
+        return true;
+      });
+    }
+  });
+});
