@@ -29,6 +29,7 @@ import { promisify } from "util";
 import { runServiceMoves } from "../lib/serviceMove/serviceMover";
 import { KubeObject, kubeRest, KubeRest, paths } from "../lib/serviceMove/kubeRest";
 import { ServiceMoveRequest } from "../lib/serviceMove/moveTypes";
+import { DEFAULT_SERVICE_PARALLELISM } from "../lib/config/migrationConfig";
 import { startTestCluster } from "../test/testbed/controlPlane";
 import { resolveTestBedVersion } from "../test/testbed/kubeVersion";
 import { cachedKubeBinDir } from "../test/testbed/kubeBinaries";
@@ -39,7 +40,7 @@ import { enterNewServiceRange } from "../test/support/serviceRangePhase";
 const execFileAsync = promisify(execFile);
 const COUNT = Number(process.env.BENCH_SERVICES ?? 500);
 /** The mover runs once per value, each on its own set of Services. */
-const PARALLELISMS = (process.env.BENCH_PARALLELISM ?? "8").split(",").map(Number);
+const PARALLELISMS = (process.env.BENCH_PARALLELISM ?? String(DEFAULT_SERVICE_PARALLELISM)).split(",").map(Number);
 const CPU_HOGS = Number(process.env.BENCH_CPU_HOG ?? 0);
 const OLD_RANGE = "10.96.0.0/16";
 const NEW_RANGE = "10.100.0.0/16";
