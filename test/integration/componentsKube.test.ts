@@ -4,7 +4,7 @@
  * The Pulumi kubernetes provider cannot run here, so the test does what it would: each component is built under
  * the SDK's mock monitor with its reads (ConfigMap.get) answered from the live cluster, and every declared
  * ConfigMapPatch / DaemonSetPatch / DeploymentPatch / IPPool / IPPoolPatch is sent to the real kube-apiserver
- * (v1.20.2) with server-side apply, one field manager, force (the provider's behaviour for `pulumi.com/patchForce`).
+ * (of the version CIDR_MIGRATION_KUBE_VERSION picks) with server-side apply, one field manager, force (the provider's behaviour for `pulumi.com/patchForce`).
  * The system objects are first created by "kubeadm" (another field manager), as on a real cluster. Checked:
  * - only the declared fields change; keys and fields the patch does not name stay (no takeover of the object);
  * - without force the apply conflicts with kubeadm's ownership (why patchForce is set);

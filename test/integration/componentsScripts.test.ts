@@ -6,7 +6,7 @@
  * - renewApiserverCert with REAL openssl on a real CA and certificate made here: the old pair is moved aside and
  *   kept, the new certificate must carry the new Service IP and every old SAN, the apiserver is restarted by moving
  *   its manifest out and back, and the simulated apiserver then serves the new certificate (checked over TLS by
- *   the script with `openssl s_client`). kubeadm is the real v1.20.2 binary for the success path; failure paths use
+ *   the script with `openssl s_client`). kubeadm is the test-bed version's real binary for the success path; failure paths use
  *   stand-ins that misbehave on purpose (issue a certificate without the new IP, or fail).
  * Each script is shellchecked, and a second run changes nothing (sandbox tree hash).
  */

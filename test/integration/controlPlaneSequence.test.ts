@@ -1,6 +1,6 @@
 /**
  * The control-plane sequence ControlPlane + node rollout + EnableCidrAllocation use, on the real test bed
- * (etcd + kube-apiserver + kube-controller-manager v1.20.2 started by the suite):
+ * (etcd + kube-apiserver + kube-controller-manager of the test-bed version, started by the suite):
  * 1. the hazard is real: KCM on the new --cluster-cidr with allocation ON exits while Nodes hold old podCIDRs;
  * 2. the safe sequence: KCM on the new --cluster-cidr (and new Service range) with --allocate-node-cidrs=false is
  *    healthy although every Node still holds an old-range podCIDR; the apiserver moves to the new Service range;

@@ -1,5 +1,5 @@
 // The API side of a node move against a real control plane (etcd + kube-apiserver + kube-controller-manager
-// v1.20.2 on loopback), with the kubelet's registration simulated (test/testbed/kubelet.ts) and a scheduler plus the
+// of the test-bed version, on loopback), with the kubelet's registration simulated (test/testbed/kubelet.ts) and a scheduler plus the
 // pod side of kubelet/CNI simulated through the API (nodeRolloutSimulation.ts). KCM's own controllers do the rest:
 // ReplicaSets re-create evicted pods, the disruption controller computes the PDBs, DaemonSets re-create pods for
 // the re-registered Node. KCM runs with --allocate-node-cidrs=false and the new --cluster-cidr during the moves,
@@ -43,7 +43,7 @@ const OPERATOR = {
     ],
 };
 
-describe("node move API steps (real kube-apiserver + KCM v1.20.2)", function () {
+describe("node move API steps (real kube-apiserver + KCM of the test-bed version)", function () {
     this.timeout(300_000);
     const cluster = useTestCluster({ serviceCidr: OLD_SERVICE_CIDR, podCidr: OLD_POD_CIDR });
     let kc: KubeConfig;

@@ -1,4 +1,4 @@
-// `cidr-migration preflight` against a real control plane (etcd + kube-apiserver + kube-controller-manager v1.20.2 on
+// `cidr-migration preflight` against a real control plane (etcd + kube-apiserver + kube-controller-manager of the test-bed version, on
 // loopback): a clean kubeadm-shaped cluster reports facts only; each seeded problem gives its exact finding (code,
 // object, path); the CLI's exit codes and JSON; a real TLS etcd; and a KCM crash that is predicted, then happens.
 import { AppsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, NetworkingV1Api, V1Pod } from "@kubernetes/client-node";

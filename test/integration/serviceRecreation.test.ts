@@ -1,4 +1,4 @@
-// Service re-creation on the real test bed (etcd + kube-apiserver + kube-controller-manager v1.20.2, with the
+// Service re-creation on the real test bed (etcd + kube-apiserver + kube-controller-manager of the test-bed version, with the
 // endpoints, endpointslice, mirroring and garbage-collector controllers live), driven the way `pulumi up` drives
 // it: the plan from live discovery, the ServiceRecreation provider serialized by the SDK and run by the SDK's
 // dynamic-provider host. Every shape from the issue is seeded from real dumps on the OLD range, the apiserver is
