@@ -6,12 +6,11 @@ import { KubeConfig } from "@kubernetes/client-node";
 import { MigrationConfig } from "../../lib/config/migrationConfig";
 import { kubeRest } from "../../lib/serviceMove/kubeRest";
 import { closeServiceCidrs, openServiceCidrs, planServiceCidrSwitch } from "../../lib/serviceMove/serviceCidrs";
-import { DUAL_WRITE_GATE } from "../../lib/preflight/capacityAndVersions";
 import { TestCluster } from "../testbed/controlPlane";
-import { minorNumber } from "../testbed/kubeVersion";
+import { apiserverFeatureGates } from "../testbed/kubeVersion";
 
 /** 1.33 needs the gate preflight asks for (SERVICE_ALLOCATOR_DUAL_WRITE), as an operator would have set it. */
-export const APISERVER_FEATURE_GATES = minorNumber() === 33 ? `${DUAL_WRITE_GATE}=true` : undefined;
+export const APISERVER_FEATURE_GATES = apiserverFeatureGates();
 
 export async function servesServiceCidrs(kc: KubeConfig): Promise<boolean> {
     const rest = await kubeRest(kc, { maxSockets: 2 });

@@ -46,3 +46,13 @@ export function cacheRoot(): string {
 export function minorNumber(version: TestBedVersion = resolveTestBedVersion()): number {
     return Number(version.minor.split(".")[1]);
 }
+
+/**
+ * Feature gates of a test-bed cluster prepared for a Service range move: a 1.33 cluster needs
+ * DisableAllocatorDualWrite=true first (preflight SERVICE_ALLOCATOR_DUAL_WRITE). The mirror pods preflight reads
+ * show them, and the apiserver gets them at the move's restart; it starts without them, as a 1.33 cluster does, so
+ * the legacy bitmap holds the old range, as on a real one.
+ */
+export function apiserverFeatureGates(version: TestBedVersion = resolveTestBedVersion()): string | undefined {
+  return minorNumber(version) === 33 ? "DisableAllocatorDualWrite=true" : undefined;
+}

@@ -12,7 +12,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { parse, stringify } from "yaml";
 import { registerNode, waitForPodCIDR } from "./kubelet";
-import { resolveTestBedVersion } from "./kubeVersion";
+import { apiserverFeatureGates, resolveTestBedVersion } from "./kubeVersion";
 import { sleep } from "./processes";
 
 /** The old ranges the sandbox is seeded in (kubeadm's and Calico's/flannel's usual defaults). */
@@ -503,6 +503,7 @@ export function controlPlaneMirrorPods(
         },
         spec: { nodeName: node.name, priorityClassName: "system-node-critical", containers: [{ name: component, image: `k8s.gcr.io/${component}:${KUBE_VERSION}`, command }] },
     });
+    const featureGates = apiserverFeatureGates();
     return [
         mirror("kube-apiserver", [
             "kube-apiserver",
@@ -511,6 +512,7 @@ export function controlPlaneMirrorPods(
             "--etcd-servers=https://127.0.0.1:2379",
             "--secure-port=6443",
             `--service-cluster-ip-range=${opts.serviceCidr}`,
+            ...(featureGates ? [`--feature-gates=${featureGates}`] : []),
         ]),
         mirror("kube-controller-manager", [
             "kube-controller-manager",
