@@ -15,7 +15,6 @@ import { spawn, spawnSync } from "child_process";
 import { createHash } from "crypto";
 import * as fs from "fs";
 import * as https from "https";
-import * as os from "os";
 import * as path from "path";
 import { parse, parseDocument } from "yaml";
 import { readFlags } from "../../lib/controlPlane/manifestFlags";
@@ -26,6 +25,7 @@ import { kubeadmControlPlane } from "../testbed/kubeadmControlPlane";
 import { requireKubeBinary } from "../testbed/kubeBinaries";
 import { minorNumber, resolveTestBedVersion } from "../testbed/kubeVersion";
 import { createPki } from "../testbed/pki";
+import { tempDir } from "../support/tempDirs";
 
 const FIXTURES = path.join(__dirname, "..", "fixtures");
 const KCM_FIXTURE = fs.readFileSync(path.join(FIXTURES, "manifests", "v1.29-single-cp-kube-controller-manager.yaml"), "utf8");
@@ -60,15 +60,6 @@ function generatedNode(root: string) {
   return kubeadmControlPlane(root, { nodeName: "cp-1", advertiseAddress: "192.168.1.105", serviceSubnet: "10.96.0.0/12", podSubnet: "10.244.0.0/16" });
 }
 
-const tempDirs: string[] = [];
-function tempDir(prefix: string): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `cidr-migration-${prefix}-`));
-  tempDirs.push(dir);
-  return dir;
-}
-after(() => {
-  for (const dir of tempDirs) fs.rmSync(dir, { recursive: true, force: true });
-});
 
 function shellcheck(name: string, script: string): void {
   const result = spawnSync("shellcheck", ["-s", "bash", "-"], { input: script, encoding: "utf8" });

@@ -10,7 +10,6 @@ import { strict as assert } from "assert";
 import { execFileSync, spawnSync } from "child_process";
 import { createHash } from "crypto";
 import * as fs from "fs";
-import * as os from "os";
 import * as path from "path";
 import { UserError } from "../../../lib/config/errors";
 import { readFlags, setFlags } from "../../../lib/controlPlane/manifestFlags";
@@ -26,21 +25,13 @@ import { restoreManifest } from "../../../lib/remote/scripts/restoreManifest";
 import { editKubeletClusterDns, setKubeletClusterDns } from "../../../lib/remote/scripts/setKubeletClusterDns";
 import { waitComponentHealthy } from "../../../lib/remote/scripts/waitComponentHealthy";
 import { sha256HexOf, writeFileChecked, writeManifest } from "../../../lib/remote/scripts/writeManifest";
+import { tempDir } from "../../support/tempDirs";
 
 const FIXTURES = path.join(__dirname, "..", "..", "fixtures", "manifests");
 const APISERVER = fs.readFileSync(path.join(FIXTURES, "v1.29-single-cp-kube-apiserver.yaml"), "utf8");
 const KCM = fs.readFileSync(path.join(FIXTURES, "v1.29-single-cp-kube-controller-manager.yaml"), "utf8");
 const BACKUP_DIR = "/var/backups/cidr-migration/2024-05-01T10-00-00Z";
 
-const tempDirs: string[] = [];
-function tempDir(prefix: string): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `cidr-migration-${prefix}-`));
-  tempDirs.push(dir);
-  return dir;
-}
-after(() => {
-  for (const dir of tempDirs) fs.rmSync(dir, { recursive: true, force: true });
-});
 
 function requireTool(tool: string, args: string[], hint: string): void {
   const probe = spawnSync(tool, args, { encoding: "utf8" });
