@@ -187,9 +187,8 @@ const HAND_MADE_SLICE: KubeObject = {
  * hand-made Endpoints (no duplicate left from the old Service), and mirrors nothing for the slices-only Service.
  */
 export function selectorlessSlicesSettled(state: NamespaceState): boolean {
-  const mirrors = (service: string) => state.endpointSlices.filter((s) => s.metadata?.labels?.["kubernetes.io/service-name"] === service && s.metadata?.labels?.["endpointslice.kubernetes.io/managed-by"] === MIRRORING_CONTROLLER);
-  return mirrors("external-ip-database").length === 1 && sliceAddresses(state, "external-ip-database", MIRRORING_CONTROLLER).includes("192.168.0.1")
-    && mirrors("slices-only").length === 0;
+  return slicesOf(state, "external-ip-database", MIRRORING_CONTROLLER).length === 1 && sliceAddresses(state, "external-ip-database", MIRRORING_CONTROLLER).includes("192.168.0.1")
+    && slicesOf(state, "slices-only", MIRRORING_CONTROLLER).length === 0;
 }
 
 function asEndpoints(dump: KubeObject): KubeObject {
@@ -243,10 +242,14 @@ const withoutIps = (spec: unknown) => {
   return rest;
 };
 
+/** A Service's EndpointSlices made by `manager`. */
+function slicesOf(state: NamespaceState, service: string, manager: string): KubeObject[] {
+  return state.endpointSlices.filter((s) => s.metadata?.labels?.["kubernetes.io/service-name"] === service && s.metadata?.labels?.["endpointslice.kubernetes.io/managed-by"] === manager);
+}
+
 /** Addresses behind a Service as its EndpointSlices (made by `manager`) list them. */
 export function sliceAddresses(state: NamespaceState, service: string, manager: string): string[] {
-  return state.endpointSlices
-    .filter((s) => s.metadata?.labels?.["kubernetes.io/service-name"] === service && s.metadata?.labels?.["endpointslice.kubernetes.io/managed-by"] === manager)
+  return slicesOf(state, service, manager)
     .flatMap((s) => ((s.endpoints ?? []) as Array<{ addresses: string[] }>).flatMap((e) => e.addresses))
     .sort();
 }

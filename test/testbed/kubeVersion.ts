@@ -3,6 +3,7 @@
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
+import { DUAL_WRITE_GATE } from "../../lib/preflight/capacityAndVersions";
 
 interface VersionTable {
     newest: string;
@@ -54,5 +55,5 @@ export function minorNumber(version: TestBedVersion = resolveTestBedVersion()): 
  * the legacy bitmap holds the old range, as on a real one.
  */
 export function apiserverFeatureGates(version: TestBedVersion = resolveTestBedVersion()): string | undefined {
-  return minorNumber(version) === 33 ? "DisableAllocatorDualWrite=true" : undefined;
+  return minorNumber(version) === 33 ? `${DUAL_WRITE_GATE}=true` : undefined;
 }
