@@ -16,7 +16,7 @@
  * with `opts.provider` = the cluster's k8s.Provider (for the kubeadm-config read).
  */
 import * as pulumi from "@pulumi/pulumi";
-import { remote } from "@pulumi/command";
+import { RemoteScript } from "../dynamic-providers/remoteScript";
 import { kubernetesServiceIP } from "../lib/net/cidr";
 import { KUBEADM_CLUSTER_CONFIGURATION_KEY } from "../lib/controlPlane/kubeadmConfigEdit";
 import { CidrMove } from "../lib/config/migrationConfig";
@@ -25,7 +25,7 @@ import { nodeBackupDir } from "../lib/controlPlane/nodeBackupDir";
 import { readFile, readNodeFile } from "../lib/remote/scripts/readFile";
 import { opensslIpSan, renewApiserverCert } from "../lib/remote/scripts/renewApiserverCert";
 import { NodeAccessArgs, checkCidr, checkNodeAccess, DEFAULT_HEALTH_TIMEOUT_SECONDS } from "./controlPlane";
-import { bashCommand, connectionFor } from "./remoteConnection";
+import { connectionFor } from "./remoteConnection";
 import { withParentDependsOn } from "./parentDependsOn";
 import { liveConfigMapKey } from "./systemObjectPatch";
 
@@ -48,15 +48,15 @@ export interface ApiserverCertsArgs extends NodeAccessArgs {
 }
 
 export interface ApiserverCertsNodeSteps {
-  read: remote.Command;
-  renew: remote.Command;
+  read: RemoteScript;
+  renew: RemoteScript;
 }
 
 const APISERVER_MANIFEST = "/etc/kubernetes/manifests/kube-apiserver.yaml";
 
 export class ApiserverCerts extends pulumi.ComponentResource {
   readonly steps: Record<string, ApiserverCertsNodeSteps> = {};
-  readonly done: remote.Command;
+  readonly done: RemoteScript;
   /** The SAN every re-issued certificate carries (openssl form). */
   readonly newServiceIpSan: string;
 
@@ -77,11 +77,10 @@ export class ApiserverCerts extends pulumi.ComponentResource {
     let previous: pulumi.Input<pulumi.Input<pulumi.Resource>[]> = withParentDependsOn(opts);
     for (const node of args.nodes) {
       const connection = connectionFor(node, args.ssh, args.connection);
-      const read = new remote.Command(`${name}-${node.name}-read`, {
+      const read = new RemoteScript(`${name}-${node.name}-read`, {
         connection,
-        create: bashCommand(readFile({ path: APISERVER_MANIFEST, root: args.root })),
+        script: readFile({ path: APISERVER_MANIFEST, root: args.root }),
         triggers: [args.runId, APISERVER_MANIFEST],
-        logging: "stderr",
       }, { parent: this, dependsOn: previous });
       const script = pulumi.all([read.stdout, clusterConfiguration]).apply(([stdout, clusterConfiguration]) => {
         const manifest = readNodeFile(stdout, { node: node.name, path: APISERVER_MANIFEST, step: "read" });
@@ -107,11 +106,11 @@ export class ApiserverCerts extends pulumi.ComponentResource {
           root: args.root,
         });
       });
-      const renew = new remote.Command(`${name}-${node.name}-renew`, {
+      const renew = new RemoteScript(`${name}-${node.name}-renew`, {
         connection,
-        create: bashCommand(script),
+        script: script,
         triggers: [args.runId, this.newServiceIpSan],
-      }, { parent: this, dependsOn: [read], customTimeouts: { create: `${timeoutSeconds * 3 + 120}s` } });
+      }, { parent: this, dependsOn: [read] });
       this.steps[node.name] = { read, renew };
       previous = [renew];
     }

@@ -1,7 +1,7 @@
 /**
  * ControlPlane: moves the control plane's flags to the new ranges, one control-plane node at a time.
  *
- * Per node, a remote.Command chain (each step waits for the previous one; node N+1 starts after node N's last):
+ * Per node, a RemoteScript chain (each step waits for the previous one; node N+1 starts after node N's last):
  *   backup       /etc/kubernetes/manifests and /etc/kubernetes/pki → <backupDir> (lib/remote/scripts/backupControlPlane)
  *   read-kcm     kube-controller-manager.yaml as base64 (lib/remote/scripts/readFile)
  *   kcm          --cluster-cidr=<new pod range> --service-cluster-ip-range=<new Service range>
@@ -23,7 +23,7 @@
  * step's `triggers` carries the planned flag values, so the change is visible before anything runs.
  */
 import * as pulumi from "@pulumi/pulumi";
-import { remote } from "@pulumi/command";
+import { RemoteScript } from "../dynamic-providers/remoteScript";
 import { checkRunId, nodeBackupDir } from "../lib/controlPlane/nodeBackupDir";
 import { CidrMove, NodeTarget, PodCidrMove } from "../lib/config/migrationConfig";
 import { backupControlPlane } from "../lib/remote/scripts/backupControlPlane";
@@ -32,7 +32,7 @@ import { readFile, readNodeFile } from "../lib/remote/scripts/readFile";
 import { ControlPlaneComponent } from "../lib/remote/scripts/waitComponentHealthy";
 import { FlagValue } from "../lib/controlPlane/manifestFlags";
 import { normalizeCidr } from "../lib/net/cidr";
-import { ConnectionOptions, SshCredentials, bashCommand, connectionFor } from "./remoteConnection";
+import { ConnectionOptions, SshCredentials, connectionFor } from "./remoteConnection";
 import { withParentDependsOn } from "./parentDependsOn";
 
 export const DEFAULT_KCM_HEALTH_URL = "https://127.0.0.1:10257/healthz";
@@ -46,7 +46,7 @@ export interface NodeAccessArgs {
   nodes: NodeTarget[];
   /** SSH user and private key (the key is stored as a secret). */
   ssh: SshCredentials;
-  /** Dial limits and host keys for remote.Command (defaults in components/remoteConnection). */
+  /** Dial limits and host keys for RemoteScript (defaults in components/remoteConnection). */
   connection?: ConnectionOptions;
   /** The migration run id (config `snapshot.trigger`): names the backup dir /var/lib/cidr-migration/backup/<runId>. */
   runId: string;
@@ -69,8 +69,8 @@ export interface ControlPlaneArgs extends NodeAccessArgs {
 
 /** One node's flag change: read the manifest, then the guarded write computed from what was read. */
 export interface FlagChangeSteps {
-  read: remote.Command;
-  write: remote.Command;
+  read: RemoteScript;
+  write: RemoteScript;
 }
 
 interface FlagChangeRequest {
@@ -146,12 +146,11 @@ export function flagChangeSteps(request: FlagChangeRequest): FlagChangeSteps {
   const connection = connectionFor(node, args.ssh, args.connection);
   const path = `${MANIFESTS_DIR}/${request.component}.yaml`;
   const timeoutSeconds = args.healthTimeoutSeconds ?? DEFAULT_HEALTH_TIMEOUT_SECONDS;
-  const read = new remote.Command(`${request.name}-read`, {
+  const read = new RemoteScript(`${request.name}-read`, {
     connection,
-    create: bashCommand(readFile({ path, root: args.root })),
+    script: readFile({ path, root: args.root }),
     // Once per run: a re-run reuses what was read, and the write step is a no-op once the file has the new content.
     triggers: [args.runId, path],
-    logging: "stderr",
   }, { parent: request.parent, dependsOn: request.dependsOn });
   const script = read.stdout.apply((stdout) => flagEditStep({
     path,
@@ -163,17 +162,17 @@ export function flagChangeSteps(request: FlagChangeRequest): FlagChangeSteps {
     backupDir: request.backupDir,
     root: args.root,
   }).script);
-  const write = new remote.Command(`${request.name}-write`, {
+  const write = new RemoteScript(`${request.name}-write`, {
     connection,
-    create: bashCommand(script),
+    script: script,
     // The planned values, known at preview time even while the script itself is not.
     triggers: [args.runId, path, Object.entries(request.flags).map(([flag, value]) => `--${flag}=${value}`).join(" ")],
-  }, { parent: request.parent, dependsOn: [read], customTimeouts: { create: `${timeoutSeconds * 2 + 120}s` } });
+  }, { parent: request.parent, dependsOn: [read] });
   return { read, write };
 }
 
 export interface ControlPlaneNodeSteps {
-  backup: remote.Command;
+  backup: RemoteScript;
   controllerManager: FlagChangeSteps;
   apiserver: FlagChangeSteps;
 }
@@ -182,7 +181,7 @@ export class ControlPlane extends pulumi.ComponentResource {
   /** Per node (in order), the steps declared for it. */
   readonly steps: Record<string, ControlPlaneNodeSteps> = {};
   /** The last step of the last node: depend on it to run after the whole control plane moved. */
-  readonly done: remote.Command;
+  readonly done: RemoteScript;
   /** The backup directory on every node. */
   readonly backupDir: string;
 
@@ -196,9 +195,9 @@ export class ControlPlane extends pulumi.ComponentResource {
 
     let previous: pulumi.Input<pulumi.Input<pulumi.Resource>[]> = withParentDependsOn(opts);
     for (const node of args.nodes) {
-      const backup = new remote.Command(`${name}-${node.name}-backup`, {
+      const backup = new RemoteScript(`${name}-${node.name}-backup`, {
         connection: connectionFor(node, args.ssh, args.connection),
-        create: bashCommand(backupControlPlane({ backupDir: this.backupDir, root: args.root })),
+        script: backupControlPlane({ backupDir: this.backupDir, root: args.root }),
         triggers: [args.runId],
       }, { parent: this, dependsOn: previous });
       const controllerManager = flagChangeSteps({
@@ -252,7 +251,7 @@ export interface EnableCidrAllocationArgs extends NodeAccessArgs {
  */
 export class EnableCidrAllocation extends pulumi.ComponentResource {
   readonly steps: Record<string, FlagChangeSteps> = {};
-  readonly done: remote.Command;
+  readonly done: RemoteScript;
 
   constructor(name: string, args: EnableCidrAllocationArgs, opts?: pulumi.ComponentResourceOptions) {
     super("cidr-migration:controlPlane:EnableCidrAllocation", name, {}, opts);

@@ -22,20 +22,19 @@
  * bootstrap token, secret output) → deregister → calico-ipam → kubeadm-rejoin (SSH: reset, clean, join; the join
  * writes config.yaml from the kubelet-config ConfigMap, which carries the new clusterDNS) → rejoin.
  *
- * Scripts come from lib/remote/scripts and run through lib/remote/stdinRunner. Backups on the nodes go under
+ * Scripts come from lib/remote/scripts and run over SSH through lib/remote/sshExec. Backups on the nodes go under
  * /var/lib/cidr-migration/backup/<runId>. Progress per node (node, step, elapsed) is logged by the API steps; the
  * plan's estimate per node and in total, beside the manual runbook's 5-8 minutes per node, is logged here and
  * returned as `estimate`.
  */
 import * as pulumi from "@pulumi/pulumi";
-import { remote } from "@pulumi/command";
+import { RemoteScript, RemoteScriptArgs } from "../dynamic-providers/remoteScript";
 import { CalicoIpamRelease, NodeDeregister, NodeDrain, NodeRejoin } from "../dynamic-providers/nodeApiSteps";
 import { MigrationConfig, NodeTarget } from "../lib/config/migrationConfig";
 import { nodeBackupDir } from "../lib/controlPlane/nodeBackupDir";
 import { UnmanagedPodPolicy } from "../lib/nodeMove/drainDecision";
 import { parseJoinCommand } from "../lib/nodeMove/joinCommand";
 import { RolloutEstimate, RolloutWave, rolloutEstimate, rolloutWaves } from "../lib/nodeMove/rolloutWaves";
-import { RUN_SCRIPT_FROM_STDIN } from "../lib/remote/stdinRunner";
 import { NodeMove, Plan } from "../lib/plan/planModel";
 import { cleanupCni } from "../lib/remote/scripts/cleanupCni";
 import { kubeadmRejoin } from "../lib/remote/scripts/kubeadmRejoin";
@@ -55,7 +54,7 @@ export interface NodeRolloutArgs {
   nodes: NodeTarget[];
   /** SSH user and private key (stored as a secret by connectionFor). */
   ssh: SshCredentials;
-  /** Dial limits and host keys for remote.Command (defaults in components/remoteConnection). */
+  /** Dial limits and host keys for RemoteScript (defaults in components/remoteConnection). */
   connection?: ConnectionOptions;
   /** Content of an admin kubeconfig, for the API steps; stored as a secret. */
   kubeconfig: pulumi.Input<string>;
@@ -78,15 +77,15 @@ export interface NodeMoveSteps {
   move: NodeMove;
   strategy: "reregister" | "kubeadm-rejoin";
   drain: NodeDrain;
-  cniCleanup: remote.Command;
-  kubeletStop?: remote.Command;
-  joinToken?: remote.Command;
+  cniCleanup: RemoteScript;
+  kubeletStop?: RemoteScript;
+  joinToken?: RemoteScript;
   deregister: NodeDeregister;
   calicoIpam?: CalicoIpamRelease;
-  kubeletConfigRead?: remote.Command;
-  kubeletConfigDns?: remote.Command;
-  kubeletStart?: remote.Command;
-  kubeadmRejoin?: remote.Command;
+  kubeletConfigRead?: RemoteScript;
+  kubeletConfigDns?: RemoteScript;
+  kubeletStart?: RemoteScript;
+  kubeadmRejoin?: RemoteScript;
   rejoin: NodeRejoin;
 }
 
@@ -198,8 +197,8 @@ export class NodeRollout extends pulumi.ComponentResource {
     const plan = args.plan;
     const connection = connectionFor(ctx.target, args.ssh, args.connection);
     const child = (dependsOn: pulumi.Resource[]): pulumi.CustomResourceOptions => ({ parent: this, dependsOn });
-    const script = (stepName: string, stdin: pulumi.Input<string>, dependsOn: pulumi.Resource[], extra: Partial<remote.CommandArgs> = {}) =>
-      new remote.Command(`${prefix}-${stepName}`, { connection, create: RUN_SCRIPT_FROM_STDIN, stdin, addPreviousOutputInEnv: false, ...extra }, child(dependsOn));
+    const script = (stepName: string, text: pulumi.Input<string>, dependsOn: pulumi.Resource[], extra: Partial<RemoteScriptArgs> = {}) =>
+      new RemoteScript(`${prefix}-${stepName}`, { connection, script: text, ...extra }, child(dependsOn));
 
     const drain = new NodeDrain(`${prefix}-drain`, {
       ...common,
@@ -221,12 +220,11 @@ export class NodeRollout extends pulumi.ComponentResource {
       beforeDelete = steps.kubeletStop;
     } else {
       // a fresh token per node, made right before its join, on a control-plane node; the output is the credential
-      steps.joinToken = new remote.Command(`${prefix}-join-token`, {
+      steps.joinToken = new RemoteScript(`${prefix}-join-token`, {
         connection: connectionFor(ctx.tokenNode!, args.ssh, args.connection),
-        create: JOIN_TOKEN_COMMAND,
-        logging: "none",
-        addPreviousOutputInEnv: false,
-      }, { parent: this, dependsOn: [cniCleanup], additionalSecretOutputs: ["stdout", "stderr"] });
+        script: JOIN_TOKEN_COMMAND,
+        secretOutput: true,
+      }, { parent: this, dependsOn: [cniCleanup] });
       beforeDelete = steps.joinToken;
     }
     steps.deregister = new NodeDeregister(`${prefix}-deregister`, { ...common, node: move.name }, child([beforeDelete]));
@@ -239,7 +237,7 @@ export class NodeRollout extends pulumi.ComponentResource {
     let rejoinAfter: pulumi.Resource;
     if (strategy === "reregister") {
       if (ctx.clusterDns) {
-        steps.kubeletConfigRead = script("kubelet-config-read", readFile({ path: KUBELET_CONFIG_PATH, root: args.root }), [steps.kubeletStop!], { logging: "stderr" });
+        steps.kubeletConfigRead = script("kubelet-config-read", readFile({ path: KUBELET_CONFIG_PATH, root: args.root }), [steps.kubeletStop!]);
         const edit = steps.kubeletConfigRead.stdout.apply((stdout) => setKubeletClusterDns({
           configPath: KUBELET_CONFIG_PATH,
           currentContent: readNodeFile(stdout, { node: move.name, path: KUBELET_CONFIG_PATH, step: "kubelet-config-read" }),

@@ -12,10 +12,9 @@
  */
 import { PolicyResource, ReportViolation, ResourceValidationArgs, ResourceValidationPolicy, StackValidationArgs, StackValidationPolicy } from "@pulumi/policy";
 import { UNKNOWN_VALUE } from "../lib/gate/unknownValue";
-import { RemoteCommandView, connectionNode, editsWithoutBackup, flagDisagreements, ipPoolProblems } from "../lib/gate/policyRules";
+import { REMOTE_SCRIPT_TYPE, RemoteCommandView, connectionNode, editsWithoutBackup, flagDisagreements, ipPoolProblems } from "../lib/gate/policyRules";
 
 export const IPPOOL_TYPE = "kubernetes:crd.projectcalico.org/v1:IPPool";
-export const REMOTE_COMMAND_TYPE = "command:remote:Command";
 
 /** @pulumi/policy's proxy throws UnknownValueError when a policy reads a value not known at preview time. */
 function isUnknownValueError(err: unknown): boolean {
@@ -54,14 +53,13 @@ export function remoteCommandView(resource: PolicyResource): RemoteCommandView {
     name: resource.name,
     parent: resource.parent?.urn ?? resource.opts?.parent,
     node: connectionNode(props.connection),
-    create: props.create,
-    stdin: props.stdin,
+    script: props.script,
     triggers: props.triggers,
     dependencies: dependencyUrns(resource),
   };
 }
 
-const remoteCommands = (args: StackValidationArgs) => args.resources.filter((r) => r.type === REMOTE_COMMAND_TYPE).map(remoteCommandView);
+const remoteCommands = (args: StackValidationArgs) => args.resources.filter((r) => r.type === REMOTE_SCRIPT_TYPE).map(remoteCommandView);
 
 export const calicoPoolInNewPodRange: ResourceValidationPolicy = {
   name: "calico-pool-in-new-pod-range",

@@ -4,7 +4,7 @@ import { parseUrn } from "./urn";
  * Whose resource a URN names, decided from its type chain alone (so it works for deleted resources too, whose
  * only trace in the preview is the URN):
  * - "migration": any type in the chain is one of our components (`cidr-migration:*`), so the resource is ours or
- *   a child of ours (remote.Commands, kubernetes *Patch and IPPool objects, dynamic resources inside a component),
+ *   a child of ours (RemoteScripts, kubernetes *Patch and IPPool objects, dynamic resources inside a component),
  *   or it is a dynamic-provider resource (`pulumi-nodejs:dynamic:Resource`, or `pulumi-nodejs:dynamic/<module>:<Type>`
  *   as ours are named, e.g. `pulumi-nodejs:dynamic/cidr-migration:ServiceRecreation`): only this program declares those;
  * - "plumbing": the root stack and provider resources (their own replacement is not a change to the cluster;

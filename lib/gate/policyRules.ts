@@ -47,6 +47,9 @@ export function ipPoolProblems(name: string, spec: unknown, newPodCidr: string |
 // ---------------------------------------------------------------------------------------------------------------
 // Remote commands, as the two stack rules see them.
 
+/** The type token of a node step (dynamic-providers/remoteScript.ts). */
+export const REMOTE_SCRIPT_TYPE = "pulumi-nodejs:dynamic/cidr-migration:RemoteScript";
+
 export interface Violation {
   message: string;
   /** The resource at fault; absent when the stack as a whole is. */
@@ -61,10 +64,8 @@ export interface RemoteCommandView {
   parent?: string;
   /** "host:port" of its SSH connection; undefined when unknown. */
   node?: string;
-  /** The `create` command (`bash -c '<script>'`, or a runner reading the script from stdin); UNKNOWN_VALUE while preview cannot know it. */
-  create: unknown;
-  /** The script fed on stdin (components/nodeRollout's steps), when there is one. */
-  stdin?: unknown;
+  /** The script it runs on the node; UNKNOWN_VALUE while preview cannot know it. */
+  script: unknown;
   triggers: unknown;
   /** URNs it waits for directly (dependencies and property dependencies). */
   dependencies: string[];
@@ -83,10 +84,9 @@ export function manifestOf(triggers: unknown): string | undefined {
   return triggers.find((t): t is string => typeof t === "string" && t.startsWith(MANIFESTS_DIR) && t.endsWith(".yaml"));
 }
 
-/** The generated script a command runs, from `create` or else `stdin`; "unknown" when neither names one and one is unknown. */
+/** The generated script a command runs; "unknown" while preview cannot know it. */
 export function commandScriptName(command: RemoteCommandView): string | "unknown" | undefined {
-  const names = [scriptNameOf(command.create), scriptNameOf(command.stdin)];
-  return names.find((n) => n !== undefined && n !== "unknown") ?? (names.includes("unknown") ? "unknown" : undefined);
+  return scriptNameOf(command.script);
 }
 
 /**
@@ -207,7 +207,7 @@ export function editsWithoutBackup(commands: readonly RemoteCommandView[], depen
   return problems;
 }
 
-/** "host:port" of a remote.Command connection, or undefined when it is not known. */
+/** "host:port" of a RemoteScript connection, or undefined when it is not known. */
 export function connectionNode(connection: unknown): string | undefined {
   if (!isRecord(connection) || containsUnknown(connection.host) || typeof connection.host !== "string") return undefined;
   const port = typeof connection.port === "number" ? connection.port : 22;

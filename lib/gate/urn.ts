@@ -2,7 +2,7 @@
  * A Pulumi URN, `urn:pulumi:<stack>::<project>::<qualified type>::<name>`, taken apart.
  *
  * The qualified type is the resource's type prefixed by its ancestors' types, joined by `$`
- * (`cidr-migration:controlPlane:ControlPlane$command:remote:Command`); the root stack is never part of it.
+ * (`cidr-migration:controlPlane:ControlPlane$pulumi-nodejs:dynamic/cidr-migration:RemoteScript`); the root stack is never part of it.
  * The name is everything after the third `::` (a name may itself contain `::`).
  */
 export interface ParsedUrn {

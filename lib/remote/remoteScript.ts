@@ -1,5 +1,5 @@
 /**
- * A tiny builder for the bash scripts that remote.Command runs on cluster nodes.
+ * A tiny builder for the bash scripts that the node steps (RemoteScript) run on cluster nodes.
  *
  * API:
  * - sh`...${value}...` → `ShellCode`. Every interpolated string/number goes through shellQuote; arrays become

@@ -1,6 +1,6 @@
 /**
- * How every node-rollout step runs its generated script over SSH: remote.Command's `create` is this short
- * POSIX-sh command and the script arrives on stdin.
+ * How every node step runs its generated script over SSH (lib/remote/sshExec.ts): the SSH session's command is
+ * this short POSIX-sh command and the script arrives on stdin.
  *
  * Why not the script as the command itself: sshd runs a command through the login user's shell, which may be dash
  * (no `set -o pipefail`), and a session's command line is visible to every user of the node in `ps` for as long

@@ -16,6 +16,7 @@ import { MigrationConfig } from "../../lib/config/migrationConfig";
 import { RUN_SCRIPT_FROM_STDIN } from "../../lib/remote/stdinRunner";
 import { buildPlan } from "../../lib/plan/plan";
 import { MockGraph, RegisteredResource, captureGraph, isWireSecret, plaintextOf } from "../support/pulumiMocks";
+import { REMOTE_SCRIPT_TYPE } from "../../lib/gate/policyRules";
 import { SshServer, startSshd } from "../testbed/sshd";
 
 const FIXTURES = path.join(__dirname, "..", "fixtures");
@@ -172,21 +173,14 @@ describe("node rollout scripts over real SSH (sshd on 127.0.0.1 in a network nam
             return "";
         };
         return captureGraph(() => new NodeRollout("nodes", args(strategy)), {
-            outputs: (r) => (r.type === "command:remote:Command" ? { stdout: stdouts[r.name] ?? standIn(r.name), stderr: "" } : {}),
+            outputs: (r) => (r.type === REMOTE_SCRIPT_TYPE ? { stdout: stdouts[r.name] ?? standIn(r.name), stderr: "" } : {}),
         });
     }
 
-    /** Runs one declared remote.Command over SSH with its own connection, command and stdin. */
-    async function run(resource: RegisteredResource): Promise<{ code: number; stdout: string; stderr: string }> {
-        const c = resource.inputs.connection as { host: string; port: number; user: string; privateKey: string; hostKey?: string };
-        assert.equal(c.hostKey, sshd.hostKey, "the host key is pinned");
-        return sshd.run({ host: c.host, port: c.port, user: c.user, privateKey: c.privateKey }, resource.inputs.create, resource.inputs.stdin);
-    }
-
+    /** Runs one declared node step over SSH through the RemoteScript provider, with its own connection and script. */
     async function runOk(resource: RegisteredResource): Promise<string> {
-        const result = await run(resource);
-        assert.equal(result.code, 0, `${resource.name} failed (${result.code}):\n${result.stdout}${result.stderr}`);
-        return result.stdout;
+        assert.equal(resource.inputs.connection.hostKey, sshd.hostKey, "the host key is pinned");
+        return (await sshd.runStep(resource.inputs)).stdout;
     }
 
     /** The reregister strategy's node steps for worker-1, in the graph's order (the API steps run elsewhere). */
@@ -234,12 +228,11 @@ describe("node rollout scripts over real SSH (sshd on 127.0.0.1 in a network nam
         assert.ok(!linkExists("cni0") && !linkExists("flannel.1"));
     });
 
-    it("a failing step fails the command with the script's exit status and its one-line reason", async () => {
+    it("a failing step fails the resource with the script's exit status and its one-line reason", async () => {
         fs.rmSync(`${root}/var/lib/kubelet/pki/kubelet-client-current.pem`);
         const graph = await declare("reregister");
-        const result = await run(graph.named("nodes-worker-1-kubelet-stop"));
-        assert.equal(result.code, 1);
-        assert.match(result.stderr, /^cidr-migration kubelet-stop-for-reregister: .*kubelet-client-current\.pem is missing: the kubelet could not authenticate to re-register; use the kubeadm-rejoin strategy for this node\n$/);
+        await assert.rejects(sshd.runStep(graph.named("nodes-worker-1-kubelet-stop").inputs),
+            /^Error: the step's script failed on root@127\.0\.0\.1:\d+ with exit 1: cidr-migration kubelet-stop-for-reregister: .*kubelet-client-current\.pem is missing: the kubelet could not authenticate to re-register; use the kubeadm-rejoin strategy for this node$/);
         assert.deepEqual(recordedCalls(), [], "the kubelet was not stopped");
         assert.ok(fs.existsSync(`${root}/run/fake-systemd/kubelet.active`));
     });
@@ -249,13 +242,13 @@ describe("node rollout scripts over real SSH (sshd on 127.0.0.1 in a network nam
         const first = await declare("kubeadm-rejoin");
         await runOk(first.named("nodes-worker-1-cni-cleanup"));
         const token = first.named("nodes-worker-1-join-token");
-        assert.equal(token.inputs.logging, "none");
+        assert.equal(token.inputs.secretOutput, true);
         const printed = await runOk(token);
         assert.match(printed, new RegExp(`--token ${TOKEN.replace(".", "\\.")}`));
 
         const then = await declare("kubeadm-rejoin", { "nodes-worker-1-join-token": printed });
         const rejoin = then.named("nodes-worker-1-kubeadm-rejoin");
-        assert.ok(isWireSecret(rejoin.rawInputs.stdin) && !plaintextOf(rejoin.rawInputs).includes(TOKEN));
+        assert.ok(isWireSecret(rejoin.rawInputs.script) && !plaintextOf(rejoin.rawInputs).includes(TOKEN));
         const out = await runOk(rejoin);
         assert.ok(!out.includes(TOKEN), "the script never prints the token");
         assert.deepEqual(recordedCalls(), [

@@ -2,6 +2,7 @@
 // control plane (for discovery and the live ConfigMaps the components read): every phase is declared, each waits on
 // the one before, the Service moves are the plan's, and no secret is in plaintext anywhere in the graph.
 import * as assert from "node:assert/strict";
+import { REMOTE_SCRIPT_TYPE } from "../../lib/gate/policyRules";
 import { generateKeyPairSync } from "node:crypto";
 import { readFileSync } from "node:fs";
 import * as path from "node:path";
@@ -66,8 +67,7 @@ describe("index.ts: the whole graph against a seeded real control plane (mocked 
           return cm ? { metadata: cm.metadata, data: cm.data } : undefined;
         },
         outputs: ({ type, inputs }) => {
-          const script = `${inputs.create ?? ""}${inputs.stdin ?? ""}`;
-          const stdout = type === "command:remote:Command" ? nodeFile(script) : undefined;
+          const stdout = type === REMOTE_SCRIPT_TYPE ? nodeFile(String(inputs.script ?? "")) : undefined;
           return stdout === undefined ? {} : { stdout, stderr: "" };
         },
       },

@@ -1,12 +1,14 @@
 // A real OpenSSH server on 127.0.0.1 (Debian openssh-server) for the tests of remote node steps: a throwaway
-// host key and client key in a temp dir, key-only login, and a client that connects the way remote.Command does
-// (host, port, user, private key; the host key pinned). Optionally inside a network namespace, so scripts that
-// delete links (cni0, flannel.1) only ever see the namespace's devices.
+// host key and client key in a temp dir, key-only login. `runStep` runs a declared RemoteScript through its real
+// provider (dynamic-providers/remoteScript.ts, so lib/remote/sshExec's openssh client and settings). Optionally
+// inside a network namespace, so scripts that delete links (cni0, flannel.1) only ever see the namespace's
+// devices; the provider's `ssh` then finds a wrapper first on PATH that enters the namespace.
 import { execFile, spawn } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { promisify } from "util";
+import { remoteScriptProvider } from "../../dynamic-providers/remoteScript";
 import { freePort } from "./etcd";
 import { ManagedProcess, sleep, startProcess } from "./processes";
 
@@ -23,7 +25,7 @@ export interface SshdOptions {
     user?: string;
 }
 
-/** What remote.Command's `connection` carries, as the tests take it from the declared resource. */
+/** The connection of a session the test bed itself opens. */
 export interface SshConnection {
     host: string;
     port: number;
@@ -43,13 +45,15 @@ export interface SshServer {
     user: string;
     /** The client's private key (OpenSSH PEM), as a stack would hold it in `ssh.privateKey`. */
     privateKey: string;
-    /** The server's host key line ("ssh-ed25519 AAAA..."), as remote.Command's `hostKey` takes it. */
+    /** The server's host key line ("ssh-ed25519 AAAA..."), as a RemoteScript's `connection.hostKey` takes it. */
     hostKey: string;
     dir: string;
     pid: number;
     log(): string;
     /** Runs `command` with `stdin` over SSH with exactly these connection settings, checking the host key. */
     run(connection: SshConnection, command: string, stdin?: string): Promise<SshResult>;
+    /** Runs a declared RemoteScript (its inputs as the engine hands them over) through the real provider's create. */
+    runStep(inputs: Record<string, unknown>): Promise<{ stdout: string; stderr: string }>;
     stop(): Promise<void>;
 }
 
@@ -95,7 +99,7 @@ export async function startSshd(opts: SshdOptions = {}): Promise<SshServer> {
     const privateKey = fs.readFileSync(path.join(dir, "client_key"), "utf8");
 
     async function run(connection: SshConnection, command: string, stdin = ""): Promise<SshResult> {
-        // the key as remote.Command gets it (content), written where only this test can read it
+        // the key as a stack holds it (content), written where only this test can read it
         const keyFile = path.join(dir, `key-${process.hrtime.bigint()}`);
         fs.writeFileSync(keyFile, connection.privateKey.endsWith("\n") ? connection.privateKey : `${connection.privateKey}\n`, { mode: 0o600 });
         const ssh = inNetns(opts.netns, [
@@ -121,6 +125,23 @@ export async function startSshd(opts: SshdOptions = {}): Promise<SshServer> {
         }
     }
 
+    // In a namespace, the provider's `ssh` must run there too: a wrapper first on PATH takes it in.
+    const clientBin = path.join(dir, "client-bin");
+    if (opts.netns) {
+        fs.mkdirSync(clientBin);
+        fs.writeFileSync(path.join(clientBin, "ssh"), `#!/bin/sh\nexec ip netns exec '${opts.netns}' /usr/bin/ssh "$@"\n`, { mode: 0o755 });
+    }
+    async function runStep(inputs: Record<string, unknown>): Promise<{ stdout: string; stderr: string }> {
+        const pathBefore = process.env.PATH;
+        if (opts.netns) process.env.PATH = `${clientBin}:${pathBefore ?? ""}`;
+        try {
+            const { outs } = await remoteScriptProvider.create!(inputs);
+            return { stdout: outs.stdout as string, stderr: outs.stderr as string };
+        } finally {
+            process.env.PATH = pathBefore;
+        }
+    }
+
     const self = { host: "127.0.0.1", port, user, privateKey };
     const deadline = Date.now() + READY_TIMEOUT_MS;
     for (;;) {
@@ -141,6 +162,7 @@ export async function startSshd(opts: SshdOptions = {}): Promise<SshServer> {
         pid: proc.pid,
         log: () => proc.logTail(200),
         run,
+        runStep,
         async stop() {
             await proc.stop();
             fs.rmSync(dir, { recursive: true, force: true });

@@ -2,6 +2,7 @@
 // naming every bad key, before discovery and before any resource exists; a cluster that cannot be reached is a
 // one-line RunError too. (The whole graph against a real cluster is test/integration/program.test.ts.)
 import * as assert from "node:assert/strict";
+import { REMOTE_SCRIPT_TYPE } from "../../lib/gate/policyRules";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer as createHttpServer, Server } from "node:http";
 import { createServer } from "node:net";
@@ -206,7 +207,7 @@ describe("index.ts: the graph follows the plan (mocked engine, a stand-in apiser
       preview: true,
       readState: (type, id) => (type === "kubernetes:core/v1:ConfigMap" && CONFIG_MAPS[id] ? { metadata: CONFIG_MAPS[id].metadata, data: CONFIG_MAPS[id].data } : undefined),
       outputs: ({ type, inputs }) => {
-        const stdout = type === "command:remote:Command" ? nodeFile(`${inputs.create ?? ""}${inputs.stdin ?? ""}`) : undefined;
+        const stdout = type === REMOTE_SCRIPT_TYPE ? nodeFile(String(inputs.script ?? "")) : undefined;
         return stdout === undefined ? {} : { stdout, stderr: "" };
       },
     });

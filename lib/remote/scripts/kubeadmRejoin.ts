@@ -6,7 +6,7 @@
  * - `endpoint`: the apiserver as `host:port` (the control-plane endpoint of the join command).
  * - `token`: a bootstrap token (`abcdef.0123456789abcdef`) made for this join by a step on a control-plane node,
  *   as a `Sensitive`. The returned script embeds it, so the script comes back as a `Sensitive` too: the caller
- *   must hand it to remote.Command as a Pulumi secret. The script never prints it.
+ *   must hand it to RemoteScript as a Pulumi secret. The script never prints it.
  * - `caCertHash`: `sha256:<64 hex>` (the join command's --discovery-token-ca-cert-hash).
  * - `rejoinId`: names this rollout (e.g. the migration id). After a successful join the id is written to
  *   `/var/lib/cidr-migration/rejoined`; a re-run with the same id on a joined node (kubelet.conf present) does

@@ -1,8 +1,8 @@
 /**
  * readFile: print a node file as one line of base64, for edits computed in lib/ (the node may lack node/python).
  *
- * Input: `{ path, root? }`. Output on stdout: base64 of the exact bytes (remote.Command trims stdout, and base64
- * keeps CRLF and a missing final newline intact); exit 1 with a message when the file does not exist.
+ * Input: `{ path, root? }`. Output on stdout: base64 of the exact bytes (base64 keeps CRLF, a missing final
+ * newline and any byte that is not UTF-8 intact); exit 1 with a message when the file does not exist.
  * The caller decodes it with readNodeFile, edits with lib (manifestFlags,
  * setKubeletClusterDns), and writes the result back with writeManifest, which refuses if the file changed meanwhile.
  */

@@ -20,13 +20,14 @@ import { ControlPlane, EnableCidrAllocation } from "../../../components/controlP
 import { connectionFor } from "../../../components/remoteConnection";
 import { readFlags } from "../../../lib/controlPlane/manifestFlags";
 import { NodeTarget } from "../../../lib/config/migrationConfig";
+import { REMOTE_SCRIPT_TYPE } from "../../../lib/gate/policyRules";
 import { MockGraph, RegisteredResource, captureGraph, isWireSecret, plaintextOf } from "../../support/pulumiMocks";
 
 const FIXTURES = path.join(__dirname, "..", "..", "fixtures");
 const KCM = fs.readFileSync(path.join(FIXTURES, "manifests", "v1.29-single-cp-kube-controller-manager.yaml"), "utf8");
 const APISERVER = fs.readFileSync(path.join(FIXTURES, "manifests", "v1.29-single-cp-kube-apiserver.yaml"), "utf8");
 const CLUSTER_CONFIGURATION: string = parse(fs.readFileSync(path.join(FIXTURES, "testbed", "kubeadm-config-cm-v1beta3-v1.28.yaml"), "utf8")).data.ClusterConfiguration;
-const COMMAND = "command:remote:Command";
+const COMMAND = REMOTE_SCRIPT_TYPE;
 const kubeadmConfigMap = (type: string, id: string) => (type === "kubernetes:core/v1:ConfigMap" && id === "kube-system/kubeadm-config"
   ? { apiVersion: "v1", kind: "ConfigMap", metadata: { namespace: "kube-system", name: "kubeadm-config" }, data: { ClusterConfiguration: CLUSTER_CONFIGURATION } }
   : undefined);
@@ -61,11 +62,11 @@ function writtenManifest(script: string): string {
   return Buffer.from(match[1], "base64").toString("utf8");
 }
 
-/** The script inside a `bash -c '<script>'` create command (shellQuote reversed). */
+/** The generated script a node step sends on stdin. */
 function scriptOf(command: RegisteredResource): string {
-  const match = /^bash -c '([\s\S]*)'$/.exec(command.inputs.create as string);
-  assert.ok(match, `${command.name}: create must be bash -c '<script>', got ${String(command.inputs.create).slice(0, 40)}`);
-  return match[1].split("'\\''").join("'");
+  const script = command.inputs.script;
+  assert.ok(typeof script === "string" && script.startsWith("#!/usr/bin/env bash"), `${command.name}: script must be a generated bash script, got ${String(script).slice(0, 40)}`);
+  return script;
 }
 
 function lastValue(flags: Map<string, string[]>, name: string): string | undefined {
@@ -103,7 +104,7 @@ describe("connectionFor", () => {
     assert.equal(connection!.port, 2222);
     assert.equal(connection!.user, "root");
     assert.equal(connection!.dialErrorLimit, 3);
-    assert.equal(connection!.perDialTimeout, 7);
+    assert.equal(connection!.perDialTimeoutSeconds, 7);
     const wire = graph.named("probe").rawInputs.connection as Record<string, unknown>;
     assert.ok(isWireSecret(wire.privateKey), "privateKey must travel as a secret");
     assert.ok(!plaintextOf(graph.named("probe").rawInputs).includes("not-a-real-key"));

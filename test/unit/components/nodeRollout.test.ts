@@ -13,15 +13,15 @@ import { NodeRollout, NodeRolloutArgs } from "../../../components/nodeRollout";
 import { validateConfig } from "../../../lib/config/config";
 import { Inventory } from "../../../lib/plan/inventory";
 import { MigrationConfig } from "../../../lib/config/migrationConfig";
-import { RUN_SCRIPT_FROM_STDIN } from "../../../lib/remote/stdinRunner";
 import { buildPlan } from "../../../lib/plan/plan";
 import { Plan } from "../../../lib/plan/planModel";
 import { readStackFile } from "../../../lib/config/stackFile";
+import { REMOTE_SCRIPT_TYPE } from "../../../lib/gate/policyRules";
 import { MockGraph, RegisteredResource, captureGraph, isWireSecret, plaintextOf } from "../../support/pulumiMocks";
 
 const FIXTURES = path.join(__dirname, "..", "..", "fixtures");
 const KUBELET_CONFIG = fs.readFileSync(path.join(FIXTURES, "testbed", "var-lib-kubelet-config-yaml-v1.25-clusterdns.yaml"), "utf8");
-const COMMAND = "command:remote:Command";
+const COMMAND = REMOTE_SCRIPT_TYPE;
 const DYNAMIC = (type: string) => `pulumi-nodejs:dynamic/cidr-migration:${type}`;
 const KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nnot-a-real-key\n-----END OPENSSH PRIVATE KEY-----\n";
 const KUBECONFIG = "apiVersion: v1\nkind: Config\nclusters: []\nusers: [{name: admin, user: {client-key-data: SECRETKEYDATA}}]\n";
@@ -149,34 +149,33 @@ describe("NodeRollout graph (mocks: order and inputs)", function () {
       assert.equal(step(graph, move.name, "rejoin").inputs.plannedPodCIDR, move.newPodCIDR);
       assert.deepEqual(step(graph, move.name, "calico-ipam").inputs.oldPoolCidrs, ["10.244.0.0/16"]);
     }
-    for (const resource of graph.resources.filter((r) => r.type.startsWith("pulumi-nodejs:dynamic/"))) {
+    for (const resource of graph.resources.filter((r) => r.type.startsWith("pulumi-nodejs:dynamic/") && r.type !== COMMAND)) {
       assert.ok(isWireSecret(resource.rawInputs.kubeconfig), `${resource.name}: kubeconfig is a secret`);
       assert.ok(!plaintextOf(resource.rawInputs).includes("SECRETKEYDATA"));
     }
     for (const command of graph.ofType(COMMAND)) {
-      // remote.Command sends its whole connection as a secret; either way the key never travels in the clear
       const connection = command.rawInputs.connection as Record<string, unknown>;
-      assert.ok(isWireSecret(connection) || isWireSecret(connection.privateKey), `${command.name}: SSH key is a secret`);
+      assert.ok(isWireSecret(connection.privateKey), `${command.name}: SSH key is a secret`);
       assert.ok(!plaintextOf(command.rawInputs).includes("not-a-real-key"));
     }
     const worker5 = step(graph, "worker-5", "cni-cleanup").inputs.connection;
     assert.deepEqual([worker5.host, worker5.port, worker5.user], ["192.168.10.25", 2222, "ubuntu"]);
   });
 
-  it("runs every node script from stdin through bash; each one passes shellcheck and writes its backups under the run's directory", async () => {
+  it("runs every node script as a generated bash script; each one passes shellcheck and writes its backups under the run's directory", async () => {
     const { config, plan } = configAndPlan();
     const { graph } = await rollout(argsFor(config, plan));
     const commands = graph.ofType(COMMAND);
     assert.equal(commands.length, 8 * 5);
     for (const command of commands) {
-      assert.equal(command.inputs.create, RUN_SCRIPT_FROM_STDIN, command.name);
-      shellcheck(command.name, command.inputs.stdin);
+      assert.match(command.inputs.script, /^#!\/usr\/bin\/env bash\n/, command.name);
+      shellcheck(command.name, command.inputs.script);
     }
-    const cleanup = step(graph, "worker-2", "cni-cleanup").inputs.stdin as string;
+    const cleanup = step(graph, "worker-2", "cni-cleanup").inputs.script as string;
     assert.match(cleanup, /readonly OLD_RANGES=\('10\.244\.0\.0\/16' '10\.244\.3\.0\/24'\)/);
     assert.match(cleanup, /'\/var\/lib\/cidr-migration\/backup\/2024-05-01\/etc\/cni\/net\.d'/);
-    assert.match(step(graph, "worker-2", "kubelet-stop").inputs.stdin, /systemctl stop kubelet/);
-    assert.match(step(graph, "worker-2", "kubelet-start").inputs.stdin, /systemctl start kubelet/);
+    assert.match(step(graph, "worker-2", "kubelet-stop").inputs.script, /systemctl stop kubelet/);
+    assert.match(step(graph, "worker-2", "kubelet-start").inputs.script, /systemctl start kubelet/);
   });
 
   it("moves clusterDNS in /var/lib/kubelet/config.yaml to the new DNS Service IP, editing exactly what the node returned", async () => {
@@ -185,7 +184,7 @@ describe("NodeRollout graph (mocks: order and inputs)", function () {
     const { graph } = await rollout(argsFor(config, plan));
     const write = step(graph, "worker-1", "kubelet-config-dns");
     assert.deepEqual(write.inputs.triggers, ["2024-05-01", "10.112.0.10"]);
-    const payload = /printf '%s' '([A-Za-z0-9+/=]+)' \| base64 -d/.exec(write.inputs.stdin);
+    const payload = /printf '%s' '([A-Za-z0-9+/=]+)' \| base64 -d/.exec(write.inputs.script);
     assert.ok(payload, "the write embeds the new config.yaml");
     const written = Buffer.from(payload[1], "base64").toString("utf8");
     assert.equal(written, KUBELET_CONFIG.replace("clusterDNS:\n- 10.96.0.10\n", "clusterDNS:\n- 10.112.0.10\n"));
@@ -198,7 +197,7 @@ describe("NodeRollout graph (mocks: order and inputs)", function () {
     assert.equal(graph.ofType(DYNAMIC("CalicoIpamRelease")).length, 0);
     assert.ok(!graph.resources.some((r) => r.name.includes("kubelet-config")));
     assert.ok(directlyAfter(step(graph, "worker-1", "kubelet-start"), step(graph, "worker-1", "deregister")));
-    assert.match(step(graph, "worker-1", "cni-cleanup").inputs.stdin, /for link in 'cni0' 'flannel\.1'/);
+    assert.match(step(graph, "worker-1", "cni-cleanup").inputs.script, /for link in 'cni0' 'flannel\.1'/);
   });
 
   it("kubeadm-rejoin: a fresh token per worker from a control-plane node, secret end to end; control-plane nodes re-register", async () => {
@@ -209,18 +208,18 @@ describe("NodeRollout graph (mocks: order and inputs)", function () {
     for (const node of ["worker-1", "worker-4"]) {
       const token = step(graph, node, "join-token");
       assert.equal(token.inputs.connection.host, "192.168.10.11", "made on cp-1");
-      assert.equal(token.inputs.create, "kubeadm token create --print-join-command --ttl 2h");
-      assert.equal(token.inputs.logging, "none");
+      assert.equal(token.inputs.script, "kubeadm token create --print-join-command --ttl 2h");
+      assert.equal(token.inputs.secretOutput, true, "the token is stored only as a secret and never quoted in an error");
       assert.ok(directlyAfter(token, step(graph, node, "cni-cleanup")));
       assert.ok(directlyAfter(step(graph, node, "deregister"), token));
       const rejoin = step(graph, node, "kubeadm-rejoin");
       assert.ok(directlyAfter(rejoin, step(graph, node, "calico-ipam")));
       assert.ok(directlyAfter(step(graph, node, "rejoin"), rejoin));
-      assert.ok(isWireSecret(rejoin.rawInputs.stdin), "the join script is a secret");
+      assert.ok(isWireSecret(rejoin.rawInputs.script), "the join script is a secret");
       assert.ok(!plaintextOf(rejoin.rawInputs).includes(TOKEN));
-      assert.match(rejoin.inputs.stdin, new RegExp(`readonly TOKEN='${TOKEN}'`));
-      assert.match(rejoin.inputs.stdin, /'--node-name' 'worker-\d'/);
-      shellcheck(rejoin.name, rejoin.inputs.stdin);
+      assert.match(rejoin.inputs.script, new RegExp(`readonly TOKEN='${TOKEN}'`));
+      assert.match(rejoin.inputs.script, /'--node-name' 'worker-\d'/);
+      shellcheck(rejoin.name, rejoin.inputs.script);
       assert.ok(!graph.resources.some((r) => r.name === `nodes-${node}-kubelet-stop`));
     }
   });

@@ -1,4 +1,5 @@
 import * as assert from "node:assert/strict";
+import { REMOTE_SCRIPT_TYPE } from "../../../lib/gate/policyRules";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { ControlPlane, EnableCidrAllocation } from "../../../components/controlPlane";
@@ -41,7 +42,7 @@ const RUN_ID = "run-2024-05-01";
 const plan = (): Plan => parsePlanDocument(read("preview/plan.json"), "plan.json");
 
 function readOutputs(resource: { type: string; name: string }): Record<string, unknown> {
-  if (resource.type !== "command:remote:Command") return {};
+  if (resource.type !== REMOTE_SCRIPT_TYPE) return {};
   const b64 = (text: string) => ({ stdout: Buffer.from(text).toString("base64"), stderr: "" });
   if (resource.name.endsWith("-kcm-read")) return b64(KCM);
   if (resource.name.endsWith("-apiserver-read")) return b64(APISERVER);

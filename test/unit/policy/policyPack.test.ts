@@ -1,4 +1,5 @@
 import * as assert from "node:assert/strict";
+import { REMOTE_SCRIPT_TYPE } from "../../../lib/gate/policyRules";
 import { ChildProcess, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -118,7 +119,7 @@ describe("policy pack served by run-policy-pack (Analyzer gRPC on 127.0.0.1)", f
       serviceCidr: { from: "10.96.0.0/12", to: "10.112.0.0/12" },
       podCidr: { from: "10.244.0.0/16", to: "10.48.0.0/16", nodeMaskSize: 24 },
     }), {
-      outputs: (r) => (r.type !== "command:remote:Command" ? {} : r.name.endsWith("-kcm-read") ? { stdout: Buffer.from(KCM).toString("base64") } : r.name.endsWith("-apiserver-read") ? { stdout: Buffer.from(APISERVER).toString("base64") } : { stdout: "" }),
+      outputs: (r) => (r.type !== REMOTE_SCRIPT_TYPE ? {} : r.name.endsWith("-kcm-read") ? { stdout: Buffer.from(KCM).toString("base64") } : r.name.endsWith("-apiserver-read") ? { stdout: Buffer.from(APISERVER).toString("base64") } : { stdout: "" }),
     });
   });
 
@@ -156,7 +157,7 @@ describe("policy pack served by run-policy-pack (Analyzer gRPC on 127.0.0.1)", f
   it("passes the real ControlPlane's resources, as they arrive after `up` and at preview time (write scripts unknown)", async () => {
     assert.deepEqual(diagnostics(await call(client, "analyzeStack", stackRequest(graph))), []);
     const preview = stackRequest(graph, (name, wire, deps) => {
-      if (name.endsWith("-write")) wire.create = UNKNOWN_VALUE;
+      if (name.endsWith("-write")) wire.script = UNKNOWN_VALUE;
       return deps;
     });
     assert.deepEqual(diagnostics(await call(client, "analyzeStack", preview)), []);
@@ -164,7 +165,7 @@ describe("policy pack served by run-policy-pack (Analyzer gRPC on 127.0.0.1)", f
 
   it("reports, as mandatory, a manifest write cut from its backup and flags that differ between nodes", async () => {
     const request = stackRequest(graph, (name, wire, deps) => {
-      if (name.endsWith("-write")) wire.create = UNKNOWN_VALUE;
+      if (name.endsWith("-write")) wire.script = UNKNOWN_VALUE;
       if (name === "cp-cp-2-apiserver-write") wire.triggers = ["2024-05-01", "/etc/kubernetes/manifests/kube-apiserver.yaml", "--service-cluster-ip-range=10.113.0.0/16"];
       return name === "cp-cp-1-kcm-read" ? deps.filter((d) => !d.endsWith("::cp-cp-1-backup")) : deps;
     });

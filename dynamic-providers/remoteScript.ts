@@ -1,0 +1,168 @@
+import { createHash } from "crypto";
+import * as pulumi from "@pulumi/pulumi";
+import { runScriptOverSsh, SSH_OWN_FAILURE, SshTarget } from "../lib/remote/sshExec";
+import { isUnknown, throwIfFailed, withSecretOutputs, WireInputs } from "./wire";
+
+/**
+ * RemoteScript: one generated bash script run once on a node over SSH (lib/remote/sshExec.ts), the way every node
+ * step reaches its node. The script arrives on stdin; its stdout and stderr are the outputs.
+ * - A change to the script or the triggers runs it again (a replacement); a new key or dial limit only records
+ *   itself. Deleting the resource runs nothing: a step that happened stays done.
+ * - The private key is a secret input and never an output. The state keeps the script's SHA-256, not its text.
+ * - `secretOutput`: stdout and stderr are stored only as secrets, and a failure does not quote them (the join
+ *   token step prints a bootstrap token).
+ */
+
+export interface SshConnection {
+  host: string;
+  port: number;
+  user: string;
+  /** PEM/OpenSSH private key; a secret. */
+  privateKey: pulumi.Input<string>;
+  /** "ssh-ed25519 AAAA...": the node's identity is pinned when given. */
+  hostKey?: pulumi.Input<string>;
+  dialErrorLimit: number;
+  perDialTimeoutSeconds: number;
+}
+
+export interface RemoteScriptArgs {
+  connection: SshConnection;
+  script: pulumi.Input<string>;
+  /** Values that run the script again when they change (e.g. the run id and the planned values). */
+  triggers?: pulumi.Input<pulumi.Input<string>[]>;
+  /** stdout and stderr hold a secret: store them as secrets and never quote them in an error. */
+  secretOutput?: boolean;
+}
+
+interface ScriptInputs {
+  target: SshTarget;
+  script: string;
+  triggers: string[];
+  secretOutput: boolean;
+}
+
+/** How many trailing lines of stderr a failure quotes. */
+const STDERR_LINES_IN_ERROR = 20;
+
+function scriptDigest(script: string): string {
+  return createHash("sha256").update(script).digest("hex");
+}
+
+function checkInputs(news: WireInputs): pulumi.dynamic.CheckFailure[] {
+  const failures: pulumi.dynamic.CheckFailure[] = [];
+  const c = news.connection as Record<string, unknown> | undefined;
+  if (isUnknown(c)) return failures;
+  if (typeof c !== "object" || c === null) return [{ property: "connection", reason: "connection is required" }];
+  for (const key of ["host", "user", "privateKey"]) {
+    if (!isUnknown(c[key]) && (typeof c[key] !== "string" || c[key] === "")) failures.push({ property: "connection", reason: `connection.${key} is required (a non-empty string)` });
+  }
+  for (const key of ["port", "dialErrorLimit", "perDialTimeoutSeconds"]) {
+    if (!isUnknown(c[key]) && (!Number.isSafeInteger(c[key]) || (c[key] as number) <= 0)) failures.push({ property: "connection", reason: `connection.${key} ${JSON.stringify(c[key])} must be a positive whole number` });
+  }
+  if (!isUnknown(news.script) && (typeof news.script !== "string" || news.script === "")) failures.push({ property: "script", reason: "script is required (a non-empty string)" });
+  return failures;
+}
+
+function asInputs(news: WireInputs): ScriptInputs {
+  throwIfFailed(checkInputs(news));
+  const c = news.connection as Record<string, unknown>;
+  return {
+    target: {
+      host: c.host as string,
+      port: c.port as number,
+      user: c.user as string,
+      privateKey: c.privateKey as string,
+      hostKey: typeof c.hostKey === "string" && c.hostKey !== "" ? c.hostKey : undefined,
+      dialErrorLimit: c.dialErrorLimit as number,
+      perDialTimeoutSeconds: c.perDialTimeoutSeconds as number,
+    },
+    script: news.script as string,
+    triggers: Array.isArray(news.triggers) ? news.triggers.map(String) : [],
+    secretOutput: news.secretOutput === true,
+  };
+}
+
+/** What the state keeps, besides stdout and stderr: what diff compares, and where the script ran. */
+function recorded(inputs: ScriptInputs): Record<string, unknown> {
+  const { host, port, user, hostKey, dialErrorLimit, perDialTimeoutSeconds } = inputs.target;
+  return {
+    node: { host, port, user, hostKey: hostKey ?? "", dialErrorLimit, perDialTimeoutSeconds },
+    scriptSha256: scriptDigest(inputs.script),
+    triggers: inputs.triggers,
+    secretOutput: inputs.secretOutput,
+  };
+}
+
+function failure(inputs: ScriptInputs, exitCode: number, stderr: string): Error {
+  const where = `${inputs.target.user}@${inputs.target.host}:${inputs.target.port}`;
+  const lines = stderr.replace(/\r/g, "").trimEnd().split("\n");
+  if (exitCode === SSH_OWN_FAILURE) {
+    // ssh's own last line says why ("Host key verification failed.", "Connection refused"); its banners do not
+    return new Error(`cannot run the step on ${where} over SSH (ssh exit ${exitCode}): ${lines[lines.length - 1] || "no reason given"} Check that the node is up, the key is authorized and the host key matches.`);
+  }
+  const detail = inputs.secretOutput
+    ? "(its output is not shown: it may hold a secret; run the step's script by hand to see it)"
+    : lines.slice(-STDERR_LINES_IN_ERROR).join("\n");
+  return new Error(`the step's script failed on ${where} with exit ${exitCode}: ${detail}`);
+}
+
+async function runScript(inputs: ScriptInputs): Promise<Record<string, unknown>> {
+  const result = await runScriptOverSsh(inputs.target, inputs.script);
+  if (result.exitCode !== 0) throw failure(inputs, result.exitCode, result.stderr);
+  return { ...recorded(inputs), stdout: result.stdout, stderr: result.stderr };
+}
+
+export const remoteScriptProvider: pulumi.dynamic.ResourceProvider = {
+  async check(_olds: WireInputs, news: WireInputs): Promise<pulumi.dynamic.CheckResult> {
+    return { inputs: news, failures: checkInputs(news) };
+  },
+
+  async diff(_id: string, olds: WireInputs, news: WireInputs): Promise<pulumi.dynamic.DiffResult> {
+    const replaces: string[] = [];
+    if (isUnknown(news.script) || typeof news.script !== "string" || scriptDigest(news.script) !== olds.scriptSha256) replaces.push("script");
+    if (isUnknown(news.triggers) || JSON.stringify((news.triggers as unknown[] | undefined ?? []).map(String)) !== JSON.stringify(olds.triggers ?? [])) replaces.push("triggers");
+    if (replaces.length > 0) return { changes: true, replaces, deleteBeforeReplace: false };
+    if (isUnknown(news.connection)) return { changes: true };
+    const { node } = recorded(asInputs(news));
+    return { changes: JSON.stringify(node) !== JSON.stringify(olds.node) || news.secretOutput !== olds.secretOutput };
+  },
+
+  async create(news: WireInputs): Promise<pulumi.dynamic.CreateResult> {
+    const inputs = asInputs(news);
+    const outs = await runScript(inputs);
+    return { id: `${inputs.target.host}:${inputs.target.port}/${outs.scriptSha256 as string}`, outs };
+  },
+
+  async update(_id: string, olds: WireInputs, news: WireInputs): Promise<pulumi.dynamic.UpdateResult> {
+    // Only the way to reach the node changed; the step itself stays done.
+    return { outs: { ...olds, ...recorded(asInputs(news)) } };
+  },
+
+  async delete(): Promise<void> {
+    // A step that ran stays done: removing it from the stack changes nothing on the node.
+  },
+};
+
+export class RemoteScript extends pulumi.dynamic.Resource {
+  declare readonly stdout: pulumi.Output<string>;
+  declare readonly stderr: pulumi.Output<string>;
+
+  constructor(name: string, args: RemoteScriptArgs, opts?: pulumi.CustomResourceOptions) {
+    const secretOutput = args.secretOutput ?? false;
+    super(
+      remoteScriptProvider,
+      name,
+      {
+        connection: { ...args.connection, privateKey: pulumi.secret(args.connection.privateKey) },
+        script: args.script,
+        triggers: args.triggers ?? [],
+        secretOutput,
+        stdout: undefined,
+        stderr: undefined,
+      },
+      secretOutput ? withSecretOutputs(opts, ["stdout", "stderr"]) : opts,
+      "cidr-migration",
+      "RemoteScript",
+    );
+  }
+}
