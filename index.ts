@@ -33,7 +33,7 @@ export = async () => {
   const firstRead = readStackConfig();
   if (!firstRead.ssh.privateKey) {
     // The CLI plans without it; the graph cannot: every node step runs over SSH.
-    throw new pulumi.RunError("cidr-migration:ssh.privateKey is missing; the node steps run over SSH — set it with: pulumi config set --secret --path 'ssh.privateKey' \"$(cat ~/.ssh/id_ed25519)\"");
+    throw new pulumi.RunError("cidr-migration:ssh.privateKey is missing; the node steps run over SSH — set it with: pulumi config set --secret --path 'ssh.privateKey' < ~/.ssh/id_ed25519");
   }
   const inventory = await userErrorsAsRunErrors(() => discoverInventory(loadKubeConfig(firstRead.kubeconfig, "cidr-migration:kubeconfig")));
   const config = readStackConfig({ inventory });

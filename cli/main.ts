@@ -4,16 +4,18 @@ import { registerGateCommand } from "./gateCommand";
 import { registerInventoryCommand } from "./inventoryCommand";
 import { registerPlanCommand } from "./planCommand";
 import { registerPreflightCommand } from "./preflightCommand";
+import { registerPulumiCommand } from "./pulumiCommand";
 import { registerReportCommand } from "./reportCommand";
 import { registerRestoreCommand } from "./restoreCommand";
 import { registerSandboxCommand } from "./sandboxCommand";
 import { registerVerifyCommand } from "./verifyCommand";
 
-/** The `cidr-migration` command line. Only `sandbox` changes anything; every other command is read-only. */
+/** The `cidr-migration` command line. Only `sandbox` and `pulumi up|destroy` change anything; every other command is read-only. */
 export function buildProgram(): Command {
   const program = new Command("cidr-migration")
     .description("Plan, check and verify moving a live kubeadm cluster's Service and Pod CIDRs")
     .exitOverride()
+    .enablePositionalOptions()
     .configureOutput({ outputError: (text, write) => write(`cidr-migration: ${text.replace(/^error: /, "")}`) });
   registerInventoryCommand(program);
   registerPlanCommand(program);
@@ -23,6 +25,7 @@ export function buildProgram(): Command {
   registerReportCommand(program);
   registerRestoreCommand(program);
   registerSandboxCommand(program);
+  registerPulumiCommand(program);
   // A stray argument (`plan extra`) is a mistake, never silently ignored: refused with exit 2, on every command.
   const strict = (cmd: Command): void => {
     cmd.exitOverride().allowExcessArguments(false);

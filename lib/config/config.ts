@@ -155,7 +155,7 @@ function readEtcd(r: Reader): MigrationConfig["etcd"] {
     r.fail(cert ? "etcd.key" : "etcd.cert", "etcd.cert and etcd.key go together: set both (with --secret) or neither");
   }
   if (endpoints.some((e) => e.startsWith("https://")) && !caCert) {
-    r.fail("etcd.caCert", `https endpoints need the etcd CA: ${setCommand("etcd.caCert", "\"$(cat /etc/kubernetes/pki/etcd/ca.crt)\"", true)}`);
+    r.fail("etcd.caCert", `https endpoints need the etcd CA: ${setCommand("etcd.caCert", "< /etc/kubernetes/pki/etcd/ca.crt", true)}`);
   }
   return { endpoints, caCert, cert, key };
 }

@@ -45,6 +45,11 @@ export function show(value: unknown): string {
 }
 
 /** The exact command that fixes a key, so an error says what to do. */
+/**
+ * The `pulumi config set` command for a key. A secret is read from a file on stdin (`< FILE`): a PEM key or
+ * certificate given on the command line starts with "-----" and pulumi takes it for a flag ("bad flag syntax"),
+ * printing it in the error.
+ */
 export function setCommand(key: string, example: string, secret = false): string {
   const nested = key.includes(".") || key.includes("[");
   return `pulumi config set${secret ? " --secret" : ""}${nested ? ` --path '${key}'` : ` ${key}`} ${example}`;
@@ -124,7 +129,7 @@ export class Reader {
     if (value === undefined || value === null || value === "") return undefined;
     if (isEncrypted(value)) return this.encrypted(key, value);
     if (typeof value === "string" && this.source.secretKeys?.has(topKey)) return new Sensitive(value);
-    this.fail(key, `is a secret but was given in plaintext; set it with: ${setCommand(key, "<value>", true)}`);
+    this.fail(key, `is a secret but was given in plaintext; set it with: ${setCommand(key, "< FILE", true)}`);
     return undefined;
   }
 
@@ -132,7 +137,7 @@ export class Reader {
   encrypted(key: string, value: EncryptedValue): Sensitive | undefined {
     const why = malformedSecure(value);
     if (!why) return new Sensitive(undefined);
-    this.fail(key, `its secure: value ${why}; set it again with: ${setCommand(key, "<value>", true)}`);
+    this.fail(key, `its secure: value ${why}; set it again with: ${setCommand(key, "< FILE", true)}`);
     return undefined;
   }
 

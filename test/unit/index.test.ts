@@ -70,7 +70,7 @@ describe("index.ts reading its stack config (mocked engine)", () => {
     values.ssh = { user: "ubuntu" };
     const { error, declared } = await runProgram(values, ["ssh"]);
     assert.ok(pulumi.RunError.isInstance(error), `expected a RunError, got ${error}`);
-    assert.equal((error as Error).message, `cidr-migration:ssh.privateKey is missing; the node steps run over SSH — set it with: pulumi config set --secret --path 'ssh.privateKey' "$(cat ~/.ssh/id_ed25519)"`);
+    assert.equal((error as Error).message, `cidr-migration:ssh.privateKey is missing; the node steps run over SSH — set it with: pulumi config set --secret --path 'ssh.privateKey' < ~/.ssh/id_ed25519`);
     assert.equal(declared, 0);
   });
 
