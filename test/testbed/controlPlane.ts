@@ -20,6 +20,8 @@ export interface TestClusterOptions {
     dir?: string;
     /** default true */
     controllerManager?: boolean;
+    /** etcd's client port (default: a free one) */
+    etcdClientPort?: number;
     /** run etcd with TLS and client-cert auth, as kubeadm does (default false) */
     etcdTls?: boolean;
     /** processes outlive this Node process (the sandbox); the caller records their pids */
@@ -35,6 +37,8 @@ export interface ControllerManagerFlags {
 
 export interface TestCluster {
     dir: string;
+    /** The apiserver's audit log (JSON lines): every write request, with user, verb and object. */
+    auditLogPath: string;
     kubeconfigPath: string;
     server: string;
     etcd: EtcdProcess;
@@ -115,7 +119,7 @@ export async function startTestCluster(opts: TestClusterOptions): Promise<TestCl
     const detached = opts.detached === true;
 
     const certs = await createClusterPki(dir);
-    const etcd = await startEtcd({ dir: path.join(dir, "etcd"), tls: opts.etcdTls === true, detached });
+    const etcd = await startEtcd({ dir: path.join(dir, "etcd"), tls: opts.etcdTls === true, detached, clientPort: opts.etcdClientPort });
     const clientCert = { ca: certs.pki.caCertPath, cert: certs.admin.certPath, key: certs.admin.keyPath };
     const clientTls = { caCertPath: clientCert.ca, certPath: clientCert.cert, keyPath: clientCert.key };
 
@@ -124,6 +128,19 @@ export async function startTestCluster(opts: TestClusterOptions): Promise<TestCl
     let apiserverPort = 0;
     let apiserver: ManagedProcess | undefined;
     const apiserverLogPath = path.join(dir, "kube-apiserver.log");
+    // Every write, by anyone, at metadata level: what the e2e suite reads to prove a preview wrote nothing.
+    const auditLogPath = path.join(dir, "audit.log");
+    const auditPolicyPath = path.join(dir, "audit-policy.yaml");
+    fs.writeFileSync(auditPolicyPath, [
+        "apiVersion: audit.k8s.io/v1",
+        "kind: Policy",
+        "omitStages: [RequestReceived]",
+        "rules:",
+        "- level: Metadata",
+        "  verbs: [create, update, patch, delete, deletecollection]",
+        "- level: None",
+        "",
+    ].join("\n"));
     const kubeconfigPath = path.join(dir, "admin.kubeconfig");
     const controllerManagerKubeconfigPath = path.join(dir, "controller-manager.kubeconfig");
 
@@ -154,6 +171,9 @@ export async function startTestCluster(opts: TestClusterOptions): Promise<TestCl
             "--requestheader-group-headers=X-Remote-Group",
             "--requestheader-extra-headers-prefix=X-Remote-Extra-",
             "--profiling=false",
+            `--audit-policy-file=${auditPolicyPath}`,
+            `--audit-log-path=${auditLogPath}`,
+            "--audit-log-format=json",
             ...(apiserverFeatureGates ? [`--feature-gates=${apiserverFeatureGates}`] : []),
         ];
         if (etcd.tls) {
@@ -312,6 +332,7 @@ export async function startTestCluster(opts: TestClusterOptions): Promise<TestCl
     return {
         dir,
         kubeconfigPath,
+        auditLogPath,
         server,
         etcd,
         pki: certs.pki,

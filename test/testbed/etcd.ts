@@ -26,6 +26,8 @@ export interface EtcdProcess {
 
 export interface StartEtcdOptions {
     dir?: string; tls?: boolean; dataDir?: string; extraArgs?: string[];
+    /** a fixed client port (the sandbox's, which its stack file names); default a free one */
+    clientPort?: number;
     /** outlive this Node process (the sandbox); then not killed by the exit hook */
     detached?: boolean;
 }
@@ -67,7 +69,7 @@ async function etcdHealthy(endpoint: string, tls?: EtcdTls): Promise<boolean> {
 }
 
 async function startOnce(dir: string, dataDir: string, opts: StartEtcdOptions, tls?: EtcdTls & { serverCertPath: string; serverKeyPath: string }): Promise<{ proc: ManagedProcess; endpoint: string }> {
-    const clientPort = await freePort();
+    const clientPort = opts.clientPort ?? await freePort();
     const peerPort = await freePort();
     const scheme = tls ? "https" : "http";
     const endpoint = `${scheme}://127.0.0.1:${clientPort}`;
@@ -128,7 +130,9 @@ export async function startEtcd(opts: StartEtcdOptions = {}): Promise<EtcdProces
             started = await startOnce(dir, dataDir, opts, tls);
             break;
         } catch (err) {
-            if (attempt >= 3 || !/address already in use/.test(String(err))) throw err;
+            const race = /address already in use/.test(String(err));
+            if (race && opts.clientPort !== undefined) throw new Error(`etcd: port ${opts.clientPort} on 127.0.0.1 is in use; stop what listens there (ss -ltnp 'sport = :${opts.clientPort}')`);
+            if (attempt >= 3 || !race) throw err;
         }
     }
     const { proc, endpoint } = started;

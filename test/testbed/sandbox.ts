@@ -19,6 +19,8 @@ export const SANDBOX_POD_CIDR = OLD_POD_CIDR;
 export const SANDBOX_NODE_CIDR_MASK_SIZE = OLD_NODE_CIDR_MASK_SIZE;
 
 const STATE_VERSION = 1;
+/** etcd's client port in the sandbox: fixed, because Pulumi.sandbox.yaml names it (cidr-migration:etcd.endpoints). */
+export const SANDBOX_ETCD_PORT = 23790;
 const LOCK_WAIT_MS = 240_000;
 
 export interface SandboxInfo {
@@ -292,7 +294,7 @@ export async function sandboxUp(): Promise<SandboxInfo> {
         const uninstall = stopOnSignal(clusterDir);
         try {
             cluster = await startTestCluster({
-                dir: clusterDir, detached: true,
+                dir: clusterDir, detached: true, etcdClientPort: SANDBOX_ETCD_PORT,
                 serviceCidr: OLD_SERVICE_CIDR, podCidr: OLD_POD_CIDR, nodeMaskSize: OLD_NODE_CIDR_MASK_SIZE,
             });
             const seeded = await seedWorkload(cluster.kubeConfig());

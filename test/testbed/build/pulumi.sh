@@ -60,6 +60,10 @@ timed_build() { # NAME COMMAND...: run one build step and report its wall time
 }
 
 command -v go >/dev/null || die "Go is not on PATH; the Pulumi engine is built from the Go module proxy"
+# One build at a time: a second caller (a test suite asking for --env while setup builds) waits, then finds the cache.
+mkdir -p "$cache_dir"
+exec 9>"$cache_dir/pulumi-build.lock"
+flock 9
 out_dir="$cache_dir/pulumi-$pulumi_version"
 bin_dir="$out_dir/bin"
 plugins_dir="$cache_dir/pulumi-plugins"
