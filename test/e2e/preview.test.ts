@@ -1,0 +1,123 @@
+/**
+ * The real Pulumi engine previews the migration of the sandbox (the README's walkthrough: sandbox up → pulumi stack
+ * init → secrets from stdin → preview), and the preview touches nothing: the apiserver's audit log shows no write by
+ * the stack's kubeconfig user. The preview shows every planned Service old → new IP, every ServiceCIDR change (1.33+)
+ * and every node's new podCIDR; the gate passes on the real `pulumi preview --json`; bad config is one readable error
+ * with no resource created; no secret appears in any output.
+ */
+import { strict as assert } from "assert";
+import { spawnSync } from "child_process";
+import * as fs from "fs";
+import * as path from "path";
+import { auditLineCount, auditWrites, EngineStack, REPO_ROOT } from "./engineStack";
+import { startSandboxForEngine } from "./sandboxForEngine";
+import { minorNumber, resolveTestBedVersion } from "../testbed/kubeVersion";
+
+const SANDBOX_USER = "kubernetes-admin";
+
+interface PreviewStep { op: string; urn: string; newState?: { type: string; inputs?: Record<string, any> } }
+
+describe(`the real Pulumi engine previews the sandbox migration (Kubernetes ${resolveTestBedVersion().kube})`, function () {
+  this.timeout(600_000);
+  let stack: EngineStack;
+  let auditLog: string;
+  let privateKey: string;
+  let plan: { services: Array<{ namespace: string; name: string; action: string; oldClusterIP: string; newClusterIP: string }>; nodes: Array<{ name: string; newPodCIDR: string; action: string }> };
+  const outputs: string[] = [];
+
+  before(async () => {
+    const sandbox = await startSandboxForEngine();
+    auditLog = sandbox.auditLogPath;
+    stack = await EngineStack.init(`e2e-preview-${process.pid}`, fs.readFileSync(path.join(REPO_ROOT, "Pulumi.sandbox.yaml"), "utf8"));
+    const keyFile = path.join(stack.dir, "id_ed25519");
+    spawnSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", keyFile]);
+    privateKey = fs.readFileSync(keyFile, "utf8");
+    await stack.setSecret("ssh.privateKey", privateKey);
+    const planned = await stack.cli(["plan", "--json"]);
+    assert.equal(planned.exitCode, 0, planned.stderr);
+    plan = JSON.parse(planned.stdout);
+  });
+
+  after(async () => {
+    await stack?.remove();
+  });
+
+  const engine = async (args: string[]) => {
+    const result = await stack.engine(args);
+    outputs.push(result.stdout, result.stderr);
+    return result;
+  };
+
+  it("`pulumi preview --diff` shows every moving Service old → new and every node's new podCIDR, and writes nothing", async () => {
+    const before = auditLineCount(auditLog);
+    const preview = await engine(["preview", "--diff"]);
+    assert.equal(preview.exitCode, 0, `${preview.stdout}\n${preview.stderr}`);
+    const moving = plan.services.filter((s) => s.action === "recreate");
+    assert.ok(moving.length >= 10, "the sandbox moves its Services");
+    for (const s of moving) {
+      assert.ok(preview.stdout.includes(s.oldClusterIP) && preview.stdout.includes(s.newClusterIP), `${s.namespace}/${s.name}: ${s.oldClusterIP} → ${s.newClusterIP} is in the diff`);
+    }
+    for (const n of plan.nodes.filter((n) => n.action === "move")) assert.ok(preview.stdout.includes(n.newPodCIDR), `${n.name}: ${n.newPodCIDR} is in the diff`);
+    assert.deepEqual(auditWrites(auditLog, SANDBOX_USER, before), [], "the preview wrote nothing to the cluster");
+  });
+
+  it("`pulumi preview --json --show-sames`: the moves, the nodes and (1.33+) the ServiceCIDRs, step by step; the gate passes it", async () => {
+    const before = auditLineCount(auditLog);
+    const preview = await engine(["preview", "--json", "--show-sames"]);
+    assert.equal(preview.exitCode, 0, preview.stderr);
+    const steps = (JSON.parse(preview.stdout) as { steps: PreviewStep[] }).steps;
+    assert.ok(steps.every((s) => s.op === "create" || s.op === "same"), "a first preview only creates");
+    const inputsOf = (type: string) => steps.filter((s) => s.newState?.type === `pulumi-nodejs:dynamic/cidr-migration:${type}`).map((s) => s.newState!.inputs!);
+
+    const moves: Record<string, { fromIP: string; toIP: string }> = Object.assign({}, ...inputsOf("ServiceRecreation").map((i) => i.moves));
+    const planned = plan.services.filter((s) => s.action === "recreate" && s.name !== "kubernetes");
+    for (const s of planned) {
+      assert.deepEqual([moves[`${s.namespace}/${s.name}`]?.fromIP, moves[`${s.namespace}/${s.name}`]?.toIP], [s.oldClusterIP, s.newClusterIP], `${s.namespace}/${s.name}`);
+    }
+    const rejoins = inputsOf("NodeRejoin");
+    assert.deepEqual(Object.fromEntries(rejoins.map((i) => [i.node, i.plannedPodCIDR])), Object.fromEntries(plan.nodes.filter((n) => n.action === "move").map((n) => [n.name, n.newPodCIDR])));
+
+    const switches = inputsOf("ServiceCidrSwitch");
+    if (minorNumber() >= 33) {
+      const open = switches.find((i) => i.step === "open")!;
+      assert.match(open.creates.join(" "), /ServiceCIDR cidr-migration-\S+ \[10\.112\.0\.0\/12\]/);
+      assert.match(open.deletes.join(" "), /ServiceCIDR kubernetes \[10\.96\.0\.0\/12\]/);
+    } else {
+      assert.deepEqual(switches, [], "no ServiceCIDR API before 1.33");
+    }
+
+    const previewFile = path.join(stack.dir, "preview.json");
+    fs.writeFileSync(previewFile, preview.stdout);
+    const gate = await stack.cli(["gate", previewFile]);
+    assert.equal(gate.exitCode, 0, `${gate.stdout}\n${gate.stderr}`);
+    assert.deepEqual(auditWrites(auditLog, SANDBOX_USER, before), []);
+  });
+
+  it("bad stack config under the engine: one readable error naming the key, no resource created, a non-zero exit", async () => {
+    await stack.pulumiOk(["config", "set", "--path", "serviceCidr.to", "10.112.0.0/33"]);
+    try {
+      const up = await engine(["up", "--yes", "--skip-preview"]);
+      assert.notEqual(up.exitCode, 0);
+      const all = `${up.stdout}${up.stderr}`;
+      assert.match(all, /cidr-migration:serviceCidr\.to/);
+      assert.match(all, /10\.112\.0\.0\/33/);
+      assert.doesNotMatch(all, /\n\s+at [\w.<>]+ \(/, "no stack trace");
+      const state = await stack.exportState();
+      assert.deepEqual(state.resources.filter((r) => r.type !== "pulumi:pulumi:Stack").map((r) => r.urn), [], "no resource was created");
+    } finally {
+      await stack.pulumiOk(["config", "set", "--path", "serviceCidr.to", "10.112.0.0/12"]);
+    }
+  });
+
+  it("no secret in any output or in the stack file: the SSH key and the kubeconfig's client key stay encrypted", () => {
+    const keyBody = privateKey.split("\n")[1];
+    const clientKey = fs.readFileSync(path.join(path.dirname(auditLog), "pki", "admin.key"), "utf8").split("\n")[1];
+    assert.ok(keyBody.length > 20 && clientKey.length > 20);
+    const all = outputs.join("\n");
+    assert.ok(outputs.length >= 6, "every engine run above was captured");
+    assert.ok(!all.includes(keyBody), "the SSH key never appears");
+    assert.ok(!all.includes(clientKey), "the kubeconfig's client key never appears");
+    const stackFile = fs.readFileSync(stack.stackFile, "utf8");
+    assert.ok(!stackFile.includes(keyBody) && /ssh:\n\s+privateKey:\n\s+secure: /.test(stackFile), "the stack file holds only ciphertext");
+  });
+});
