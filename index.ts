@@ -7,6 +7,7 @@ import { ApiserverCerts } from "./components/apiserverCerts";
 import { CalicoIPPool, CalicoOldPoolRemoval } from "./components/calicoIPPool";
 import { CiliumConfig } from "./components/ciliumConfig";
 import { ClusterConfig, kubeletConfigMapName } from "./components/clusterConfig";
+import { useConfigMapReader } from "./components/liveConfigMaps";
 import { liveConfigMapKey } from "./components/systemObjectPatch";
 import { ControlPlane, EnableCidrAllocation } from "./components/controlPlane";
 import { DnsFinalSwap, DnsTemporaryService } from "./components/dnsContinuity";
@@ -21,7 +22,7 @@ import { ServiceRecreation } from "./dynamic-providers/serviceRecreation";
 import { cidrContains } from "./lib/net/cidr";
 import { discoverInventory } from "./lib/plan/discovery";
 import { UserError } from "./lib/config/errors";
-import { kubeconfigText, loadKubeConfig } from "./lib/config/kubeClient";
+import { kubeconfigText, loadKubeConfig, readConfigMapData } from "./lib/config/kubeClient";
 import { expandHome } from "./lib/config/paths";
 import { buildPlan } from "./lib/plan/plan";
 import { serviceMovesFromPlan } from "./lib/serviceMove/planMoves";
@@ -35,7 +36,10 @@ export = async () => {
     // The CLI plans without it; the graph cannot: every node step runs over SSH.
     throw new pulumi.RunError("cidr-migration:ssh.privateKey is missing; the node steps run over SSH — set it with: pulumi config set --secret --path 'ssh.privateKey' < ~/.ssh/id_ed25519");
   }
-  const inventory = await userErrorsAsRunErrors(() => discoverInventory(loadKubeConfig(firstRead.kubeconfig, "cidr-migration:kubeconfig")));
+  const kc = userErrorsAsRunErrorsSync(() => loadKubeConfig(firstRead.kubeconfig, "cidr-migration:kubeconfig"));
+  const inventory = await userErrorsAsRunErrors(() => discoverInventory(kc));
+  // The system ConfigMaps the graph edits are read here, like discovery, not as resources (components/liveConfigMaps.ts).
+  useConfigMapReader((namespace, name) => userErrorsAsRunErrors(() => readConfigMapData(kc, namespace, name)));
   const config = readStackConfig({ inventory });
   const plan = userErrorsAsRunErrorsSync(() => buildPlan(config, inventory));
   const kubeconfig = pulumi.secret(userErrorsAsRunErrorsSync(() => kubeconfigText(config.kubeconfig, "cidr-migration:kubeconfig")));
@@ -74,7 +78,7 @@ export = async () => {
   const certs = new ApiserverCerts("apiserver-certs", {
     ...nodeAccess,
     serviceCidr: config.serviceCidr,
-    clusterConfiguration: liveConfigMapKey("kubeadm-config-live", KUBEADM_CONFIG, kube),
+    clusterConfiguration: liveConfigMapKey(KUBEADM_CONFIG),
   }, { dependsOn: [controlPlane] });
 
   // 4. Services: every planned move, journaled; the kubernetes Service re-created by the apiserver at the new first IP.

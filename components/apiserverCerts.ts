@@ -34,7 +34,7 @@ export interface ApiserverCertsArgs extends NodeAccessArgs {
   serviceCidr: CidrMove;
   /**
    * The cluster's ClusterConfiguration text. Default: read live from kube-system/kubeadm-config (key
-   * ClusterConfiguration) by a child ConfigMap.get, so pass the cluster's k8s.Provider as `opts.provider`.
+   * ClusterConfiguration) while the program runs (components/liveConfigMaps.ts).
    * Do not pass ClusterConfig.liveClusterConfiguration: ClusterConfig waits for the Services phase, which waits
    * for this component, so its read would only resolve after this component is done (a cycle).
    */
@@ -71,8 +71,8 @@ export class ApiserverCerts extends pulumi.ComponentResource {
     const backupDir = nodeBackupDir(args.runId);
     const timeoutSeconds = args.healthTimeoutSeconds ?? DEFAULT_HEALTH_TIMEOUT_SECONDS;
     const keepOld = args.keepOldServiceIp ?? true;
-    const clusterConfiguration = args.clusterConfiguration ?? liveConfigMapKey(`${name}-kubeadm-config`,
-      { namespace: "kube-system", configMap: args.kubeadmConfigMapName ?? "kubeadm-config", key: KUBEADM_CLUSTER_CONFIGURATION_KEY }, { parent: this });
+    const clusterConfiguration = args.clusterConfiguration ?? liveConfigMapKey(
+      { namespace: "kube-system", configMap: args.kubeadmConfigMapName ?? "kubeadm-config", key: KUBEADM_CLUSTER_CONFIGURATION_KEY });
 
     let previous: pulumi.Input<pulumi.Input<pulumi.Resource>[]> = withParentDependsOn(opts);
     for (const node of args.nodes) {

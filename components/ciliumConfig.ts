@@ -1,7 +1,7 @@
 /**
  * CiliumConfig: Cilium's pod range, changed as Cilium documents it (see lib/podNetwork/ciliumPool for the reasoning).
  *
- * - `<name>-live`: a read of kube-system/cilium-config (ConfigMap.get).
+ * - the live kube-system/cilium-config, read while the program runs (components/liveConfigMaps.ts).
  * - `<name>-config`: a ConfigMapPatch of `cluster-pool-ipv4-cidr` only, in cluster-pool mode: the new range first,
  *   the old range kept after it ("10.48.0.0/16 10.244.0.0/16"), because Cilium forbids changing existing pool
  *   elements or the mask size and allocates from the first element with room. In `ipam: kubernetes` mode the

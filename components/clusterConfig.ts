@@ -6,7 +6,7 @@
  * - kube-system/kubelet-config (kubeadm < 1.23: kubelet-config-1.NN), key kubelet: clusterDNS
  *   (lib/remote/scripts/setKubeletClusterDns's editKubeletClusterDns; joins and `kubeadm upgrade node` write it to each
  *   node's /var/lib/kubelet/config.yaml).
- * Each is read live (ConfigMap.get), edited losslessly (only those values change), and written back with a
+ * Each is read live (components/liveConfigMaps.ts), edited losslessly (only those values change), and written back with a
  * ConfigMapPatch holding just that one key (server-side apply, patchForce, retainOnDelete).
  * `liveClusterConfiguration` is the ClusterConfiguration text as read (ApiserverCerts reads its own copy: this
  * component waits for the Services phase, which waits for ApiserverCerts).
@@ -63,8 +63,7 @@ export class ClusterConfig extends pulumi.ComponentResource {
     }
     const namespace = "kube-system";
     const kubeadmConfig = args.kubeadmConfigMapName ?? "kubeadm-config";
-    this.liveClusterConfiguration = liveConfigMapKey(`${name}-kubeadm-live`,
-      { namespace, configMap: kubeadmConfig, key: KUBEADM_CLUSTER_CONFIGURATION_KEY }, { parent: this });
+    this.liveClusterConfiguration = liveConfigMapKey({ namespace, configMap: kubeadmConfig, key: KUBEADM_CLUSTER_CONFIGURATION_KEY });
     this.clusterConfiguration = this.liveClusterConfiguration.apply((text) =>
       setKubeadmNetworking(text, { podSubnet, serviceSubnet }, `${namespace}/${kubeadmConfig} ${KUBEADM_CLUSTER_CONFIGURATION_KEY}`).text);
     this.kubeadmConfigPatch = new k8s.core.v1.ConfigMapPatch(`${name}-kubeadm`, {
@@ -74,7 +73,7 @@ export class ClusterConfig extends pulumi.ComponentResource {
 
     if (patchKubelet) {
       const kubeletConfig = args.kubeletConfigMapName ?? "kubelet-config";
-      const liveKubelet = liveConfigMapKey(`${name}-kubelet-live`, { namespace, configMap: kubeletConfig, key: KUBELET_CONFIG_KEY }, { parent: this });
+      const liveKubelet = liveConfigMapKey({ namespace, configMap: kubeletConfig, key: KUBELET_CONFIG_KEY });
       const kubelet = liveKubelet.apply((text) => editKubeletClusterDns(text, args.clusterDns, `${namespace}/${kubeletConfig} ${KUBELET_CONFIG_KEY}`).text);
       this.kubeletConfigPatch = new k8s.core.v1.ConfigMapPatch(`${name}-kubelet`, {
         metadata: patchMetadata(namespace, kubeletConfig),

@@ -1,7 +1,7 @@
 /**
  * The one shape of "edit a system ConfigMap, then restart what reads it" (kube-proxy, flannel, Cilium):
- * - `<name>-live`: a read of the ConfigMap (ConfigMap.get: a read, shown in preview, never a change), computed
- *   from at `pulumi up` time, so a re-run computes the same edit (idempotent);
+ * - the live ConfigMap, read while the program runs (components/liveConfigMaps.ts), so a re-run computes the same
+ *   edit (idempotent) and the preview shows the exact new data;
  * - `<name>-config`: a ConfigMapPatch of only the keys the edit returns; server-side apply, patchForce,
  *   retainOnDelete; it carries the component's own dependsOn;
  * - `<name>-<restart suffix>`: a DaemonSetPatch or DeploymentPatch bumping the pod template's restartedAt to the
@@ -12,6 +12,7 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { checkRunId } from "../lib/controlPlane/nodeBackupDir";
+import { LiveConfigMap, liveConfigMap } from "./liveConfigMaps";
 import { withParentDependsOn } from "./parentDependsOn";
 import { patchMetadata, restartTemplate } from "./systemObjectPatch";
 
@@ -21,7 +22,7 @@ export interface ConfigMapEdit<T> {
   namespace: string;
   configMap: string;
   /** From the live ConfigMap: what the wrapper exposes (`edited`) and the data keys the patch writes. */
-  edit: (live: k8s.core.v1.ConfigMap) => { edited: T; data: pulumi.Input<Record<string, pulumi.Input<string>>> };
+  edit: (live: LiveConfigMap) => { edited: T; data: pulumi.Input<Record<string, pulumi.Input<string>>> };
   /** The workload that reads the ConfigMap at start, in the same namespace; `suffix` names the child. */
   restart: { kind: RestartKind; name: string; suffix: string };
   /** The migration run id (config `snapshot.trigger`); the restart annotation's value. */
@@ -49,7 +50,7 @@ export function configMapEditThenRestart<T>(
   spec: ConfigMapEdit<T>,
   opts: pulumi.ComponentResourceOptions | undefined,
 ): ConfigMapEditThenRestart<T> {
-  const live = k8s.core.v1.ConfigMap.get(`${name}-live`, `${spec.namespace}/${spec.configMap}`, { parent: component });
+  const live = liveConfigMap(spec.namespace, spec.configMap);
   const { edited, data } = spec.edit(live);
   const configPatch = new k8s.core.v1.ConfigMapPatch(`${name}-config`, {
     metadata: patchMetadata(spec.namespace, spec.configMap),

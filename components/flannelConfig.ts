@@ -1,7 +1,7 @@
 /**
  * FlannelConfig: flannel's `Network` moves to the new pod range, then flanneld restarts to read it.
  *
- * - `<name>-live`: a read of the kube-flannel-cfg ConfigMap (ConfigMap.get).
+ * - the live kube-flannel-cfg ConfigMap, read while the program runs (components/liveConfigMaps.ts).
  * - `<name>-config`: a ConfigMapPatch of data["net-conf.json"] only: the live JSON with Network changed, every
  *   other byte kept (lib/podNetwork/flannelNetConf); server-side apply, patchForce, retainOnDelete.
  * - `<name>-restart`: a DaemonSetPatch bumping the pod template's restartedAt annotation to the run id, after the

@@ -2,8 +2,8 @@
  * KubeProxyConfig: kube-proxy's clusterCIDR moves to the new pod range, then kube-proxy restarts to read it.
  *
  * Children:
- * - `<name>-live`: a read of kube-system/kube-proxy (ConfigMap.get; reads never change anything, so preview
- *   shows the exact new text). Decision: read live rather than take the text from discovery, so the patch is
+ * - the live kube-system/kube-proxy ConfigMap, read while the program runs (components/liveConfigMaps.ts), so
+ *   preview shows the exact new text. Decision: read live rather than take the text from discovery, so the patch is
  *   computed from what the cluster holds when `pulumi up` runs, and a re-run computes the same text (idempotent).
  * - `<name>-config`: a ConfigMapPatch (server-side apply, `pulumi.com/patchForce`, retainOnDelete) whose only
  *   field is data["config.conf"]: the live text with clusterCIDR changed and every other byte kept

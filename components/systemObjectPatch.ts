@@ -6,15 +6,15 @@
  *
  * - `PATCH_FORCE_ANNOTATION`: `pulumi.com/patchForce: "true"`, the provider's switch for a forced apply.
  * - `patchMetadata(namespace, name)`: the metadata every *Patch of ours carries.
- * - `liveConfigMapKey(name, { namespace, configMap, key }, opts)`: reads the ConfigMap with `ConfigMap.get`
- *   (a read, shown in preview, never a change) and returns one data key's text (`configMapKey` for a ConfigMap
- *   already read); a missing key fails the deployment with a message naming the object (fail closed: we never
- *   patch a config we could not read).
+ * - `liveConfigMapKey({ namespace, configMap, key })`: one data key's text of the live ConfigMap
+ *   (components/liveConfigMaps.ts; `configMapKey` for a ConfigMap already read); a missing key fails the run with a
+ *   message naming the object (fail closed: we never patch a config we could not read).
  * - `RESTARTED_AT_ANNOTATION`: the pod-template annotation `kubectl rollout restart` bumps; we set it to the run id,
  *   so one migration run restarts a workload once and a re-run with the same id changes nothing.
  */
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
+import { LiveConfigMap, liveConfigMap } from "./liveConfigMaps";
 
 export const PATCH_FORCE_ANNOTATION = "pulumi.com/patchForce";
 export const RESTARTED_AT_ANNOTATION = "kubectl.kubernetes.io/restartedAt";
@@ -33,16 +33,16 @@ export interface LiveConfigMapKey {
   key: string;
 }
 
-export function liveConfigMapKey(resourceName: string, ref: LiveConfigMapKey, opts: pulumi.CustomResourceOptions): pulumi.Output<string> {
-  return configMapKey(k8s.core.v1.ConfigMap.get(resourceName, `${ref.namespace}/${ref.configMap}`, opts), ref);
+export function liveConfigMapKey(ref: LiveConfigMapKey): pulumi.Output<string> {
+  return configMapKey(liveConfigMap(ref.namespace, ref.configMap), ref);
 }
 
 /** One data key's text of a ConfigMap already read; a missing key fails naming the object. */
-export function configMapKey(live: k8s.core.v1.ConfigMap, ref: LiveConfigMapKey): pulumi.Output<string> {
+export function configMapKey(live: LiveConfigMap, ref: LiveConfigMapKey): pulumi.Output<string> {
   return live.data.apply((data) => {
     const text = data?.[ref.key];
     if (text === undefined) {
-      throw new pulumi.ResourceError(`ConfigMap ${ref.namespace}/${ref.configMap} has no key "${ref.key}"; check the object (kubectl -n ${ref.namespace} get cm ${ref.configMap} -o yaml) or pass its name`, live);
+      throw new pulumi.RunError(`ConfigMap ${ref.namespace}/${ref.configMap} has no key "${ref.key}"; check the object (kubectl -n ${ref.namespace} get cm ${ref.configMap} -o yaml) or pass its name`);
     }
     return text;
   });

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from "fs";
-import { KubeConfig } from "@kubernetes/client-node";
+import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { UnreachableError, UserError } from "./errors";
 import { expandHome } from "./paths";
 import { Sensitive } from "./sensitive";
@@ -118,4 +118,15 @@ function apiMessage(err: unknown): string {
 
 function firstLine(err: unknown): string {
   return String((err as Error)?.message ?? err).split("\n")[0];
+}
+
+/** A ConfigMap's data; undefined when it does not exist; other failures as one readable UserError. */
+export async function readConfigMapData(kc: KubeConfig, namespace: string, name: string): Promise<Record<string, string> | undefined> {
+  try {
+    const cm = await kc.makeApiClient(CoreV1Api).readNamespacedConfigMap({ namespace, name });
+    return cm.data ?? {};
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw describeKubeError(err, `reading ConfigMap ${namespace}/${name}`, kc.getCurrentCluster()?.server);
+  }
 }

@@ -5,6 +5,7 @@
 // elsewhere by applying them to the real test bed.
 import * as pulumi from "@pulumi/pulumi";
 import * as rpc from "@pulumi/pulumi/runtime/rpc";
+import { useConfigMapReader } from "../../components/liveConfigMaps";
 
 export interface RegisteredResource {
   type: string;
@@ -23,6 +24,8 @@ export interface RegisteredResource {
 }
 
 export interface MockGraph {
+  /** "namespace/name" of every live ConfigMap the program read (components/liveConfigMaps.ts), in order. */
+  configMapReads: string[];
   resources: RegisteredResource[];
   /** The resource with exactly this logical name; throws naming what exists otherwise. */
   named(name: string): RegisteredResource;
@@ -107,6 +110,12 @@ async function settle(count: () => number, describeLast: () => string): Promise<
 export async function captureGraph(build: () => unknown, options: MockOptions = {}): Promise<MockGraph> {
   const resources: RegisteredResource[] = [];
   const errors: unknown[] = [];
+  // The live ConfigMaps the components edit come from readState, as a ConfigMap.get would.
+  const configMapReads: string[] = [];
+  useConfigMapReader(async (namespace, name) => {
+    configMapReads.push(`${namespace}/${name}`);
+    return options.readState?.("kubernetes:core/v1:ConfigMap", `${namespace}/${name}`)?.data as Record<string, string> | undefined;
+  });
   await pulumi.runtime.setMocks({
     newResource: (args) => {
       if (args.id !== undefined && args.id !== "" && args.custom) {
@@ -159,6 +168,7 @@ export async function captureGraph(build: () => unknown, options: MockOptions = 
   const byUrn = new Map<string, RegisteredResource>();
   for (const r of resources) if (r.urn) byUrn.set(r.urn, r);
   const graph: MockGraph = {
+    configMapReads,
     resources,
     named(name) {
       const found = resources.filter((r) => r.name === name);

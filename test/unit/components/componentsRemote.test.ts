@@ -234,9 +234,7 @@ describe("ApiserverCerts (under mocks)", () => {
   });
 
   it("reads kube-system/kubeadm-config itself (not through ClusterConfig, which waits for a later phase)", () => {
-    const read = graph.named("certs-kubeadm-config");
-    assert.equal(read.read, true);
-    assert.equal(read.id, "kube-system/kubeadm-config");
+    assert.deepEqual(graph.configMapReads, ["kube-system/kubeadm-config"]);
   });
 
   it("reads the apiserver manifest, then renews, one node after the other", () => {

@@ -1,0 +1,34 @@
+/**
+ * The live system ConfigMaps the migration edits (kubeadm-config, kubelet-config, kube-proxy, flannel, Cilium),
+ * read straight from the apiserver while the program runs, like discovery, and not as `ConfigMap.get` resources:
+ * a read resource enters the state, and `pulumi refresh` then proposes an update for it after every `up` (the
+ * provider fills its inputs in), so a stack never refreshed clean. Read at `up` time, a re-run computes the same
+ * edit from what the cluster holds (idempotent), and the preview shows the exact new data.
+ * index.ts sets the reader once per run from the stack's kubeconfig; the test mocks set their own.
+ */
+import * as pulumi from "@pulumi/pulumi";
+
+/** A ConfigMap's data, or undefined when it does not exist. */
+export type ConfigMapReader = (namespace: string, name: string) => Promise<Record<string, string> | undefined>;
+
+let reader: ConfigMapReader | undefined;
+
+export function useConfigMapReader(next: ConfigMapReader | undefined): void {
+  reader = next;
+}
+
+export interface LiveConfigMap {
+  namespace: string;
+  name: string;
+  data: pulumi.Output<Record<string, string>>;
+}
+
+export function liveConfigMap(namespace: string, name: string): LiveConfigMap {
+  const read = reader;
+  if (!read) throw new Error("no ConfigMap reader: index.ts sets one from the kubeconfig before declaring the graph");
+  const data = read(namespace, name).then((d) => {
+    if (d === undefined) throw new pulumi.RunError(`ConfigMap ${namespace}/${name} does not exist; the migration edits it, so check the cluster (kubectl -n ${namespace} get cm ${name})`);
+    return d;
+  });
+  return { namespace, name, data: pulumi.output(data) };
+}
