@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs the whole integration suite once per test-bed Kubernetes version and prints a version × suite table.
+# Runs the whole integration suite, then the end-to-end suite under the real Pulumi engine (test/e2e), once per
+# test-bed Kubernetes version, and prints a version × suite table.
 # Arguments: minors or exact versions, or the words newest, legacy, matrix (from test/testbed/versions.json).
 # Exit status: non-zero when any version failed. The binaries must be built (test/testbed/install.sh VERSION...).
 set -uo pipefail
@@ -19,7 +20,7 @@ for version in "${resolved[@]}"; do
   log=$(mktemp)
   start=$(date +%s)
   echo "=== integration suite on Kubernetes $version"
-  CIDR_MIGRATION_KUBE_VERSION="$version" npx mocha --config .mocharc.integration.json 'test/integration/**/*.test.ts' 2>&1 | tee "$log"
+  CIDR_MIGRATION_KUBE_VERSION="$version" npx mocha --config .mocharc.integration.json 'test/integration/**/*.test.ts' 'test/e2e/**/*.test.ts' 2>&1 | tee "$log"
   status=${PIPESTATUS[0]}
   totals=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
   [ "$status" -eq 0 ] || failed=1
@@ -27,7 +28,7 @@ for version in "${resolved[@]}"; do
   rm -f "$log"
 done
 echo
-echo "| Kubernetes | integration suite | tests | time |"
+echo "| Kubernetes | integration + e2e suites | tests | time |"
 echo "|---|---|---|---|"
 printf '%s\n' "${rows[@]}"
 exit "$failed"
