@@ -121,12 +121,16 @@ function run(command: string, args: string[], opts: RunOptions): Promise<Command
   return promise;
 }
 
-/** Writes by `user` in the apiserver's audit log (JSON lines), from line `from` on. */
-export function auditWrites(auditLogPath: string, user: string, from = 0): Array<{ verb: string; uri: string }> {
+/**
+ * Writes by `user` in the apiserver's audit log (JSON lines), from line `from` on, that persisted something: the
+ * kubernetes provider's preview sends server-side-apply dry runs (`dryRun=All`), which the apiserver validates and
+ * then discards, so they are left out.
+ */
+export function persistedWrites(auditLogPath: string, user: string, from = 0): Array<{ verb: string; uri: string }> {
   if (!fs.existsSync(auditLogPath)) throw new Error(`no audit log at ${auditLogPath}: the sandbox predates audit logging; run cidr-migration sandbox down`);
   return fs.readFileSync(auditLogPath, "utf8").split("\n").slice(from).filter(Boolean)
     .map((line) => JSON.parse(line) as { verb: string; requestURI: string; user?: { username?: string } })
-    .filter((e) => e.user?.username === user)
+    .filter((e) => e.user?.username === user && !/[?&]dryRun=All(&|$)/.test(e.requestURI))
     .map((e) => ({ verb: e.verb, uri: e.requestURI }));
 }
 
