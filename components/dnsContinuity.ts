@@ -19,6 +19,7 @@
  * the stand-in's IP and the swap's old IP → final IP, and neither touches the cluster during preview.
  */
 import * as pulumi from "@pulumi/pulumi";
+import { withParentDependsOn } from "./parentDependsOn";
 import { isIP } from "net";
 import { standInName } from "../lib/serviceMove/planMoves";
 import { ServiceRecreation } from "../dynamic-providers/serviceRecreation";
@@ -109,7 +110,7 @@ export class DnsTemporaryService extends pulumi.ComponentResource {
       adoptJournals: false,
       journalNamespace: args.journalNamespace,
       version: args.version,
-    }, { parent: this });
+    }, { parent: this, dependsOn: withParentDependsOn(opts) });
     this.ip = pulumi.all([this.resource.standInResults, pulumi.output(args.finalIP)]).apply(([results, finalIP]) => results?.[`${standIn.namespace}/${standIn.name}`]?.ip ?? finalIP);
     this.registerOutputs({ ip: this.ip });
   }
@@ -132,7 +133,7 @@ export class DnsFinalSwap extends pulumi.ComponentResource {
       throw new pulumi.ResourceError(`temporary must be the DNS stand-in in namespace ${dns.namespace} (pass the DnsTemporaryService); got ${JSON.stringify(temporary)}`, this);
     }
     const key = serviceRefKey(dns);
-    const dependsOn = args.temporary instanceof DnsTemporaryService ? [args.temporary] : [];
+    const dependsOn = withParentDependsOn(opts, args.temporary instanceof DnsTemporaryService ? [args.temporary] : []);
     this.resource = new ServiceRecreation(`${name}-swap`, {
       kubeconfig: args.kubeconfig,
       moves: pulumi.all([args.fromIP, args.toIP]).apply(([fromIP, toIP]) => ({

@@ -188,6 +188,20 @@ describe("ServiceRecreation and the DNS components (under mocks)", () => {
     assert.ok(graph.dependsOn(swap, graph.named("dns-temporary-stand-in")));
   });
 
+  it("the stand-in and the swap wait for what their component waits for: the SDK does not pass a component's dependsOn to its children", async () => {
+    const dns = { namespace: "kube-system", name: "kube-dns" };
+    const graph = await captureGraph(() => {
+      const services = new ServiceRecreation("services", { kubeconfig: KUBECONFIG, moves: {} });
+      const nodes = new ServiceRecreation("nodes-done", { kubeconfig: KUBECONFIG, moves: {} });
+      const temporary = new DnsTemporaryService("dns-temporary", { kubeconfig: KUBECONFIG, dns, finalIP: "10.100.0.10" }, { dependsOn: [services] });
+      return new DnsFinalSwap("dns-final", { kubeconfig: KUBECONFIG, dns, fromIP: "10.96.0.10", toIP: "10.100.0.10", temporary }, { dependsOn: [nodes] });
+    });
+    assert.ok(graph.named("dns-temporary-stand-in").dependencies.includes(graph.named("services").urn), "the stand-in is created after the Service moves");
+    const swap = graph.named("dns-final-swap").dependencies;
+    assert.ok(swap.includes(graph.named("nodes-done").urn), "the swap waits for the phase before it");
+    assert.ok(swap.includes(graph.named("dns-temporary-stand-in").urn), "and for the stand-in");
+  });
+
   it("the components validate their arguments with ResourceErrors that name the field", () => {
     const base = { kubeconfig: KUBECONFIG, dns: { namespace: "kube-system", name: "kube-dns" } };
     const isResourceError = (pattern: RegExp) => (e: Error) => e instanceof pulumi.ResourceError && pattern.test(e.message);
