@@ -93,6 +93,21 @@ describe(`the real Pulumi engine previews the sandbox migration (Kubernetes ${re
     assert.deepEqual(persistedWrites(auditLog, SANDBOX_USER, before), []);
   });
 
+  it("`pulumi preview --policy-pack policy`: the CrossGuard pack passes the migration and refuses a pool outside the new pod range", async () => {
+    const policyConfig = (podCidr: string) => {
+      const file = path.join(stack.dir, `policy-${podCidr.replace(/\W/g, "-")}.json`);
+      fs.writeFileSync(file, JSON.stringify({ "calico-pool-in-new-pod-range": { podCidr } }));
+      return file;
+    };
+    const pass = await engine(["preview", "--policy-pack", path.join(REPO_ROOT, "policy"), "--policy-pack-config", policyConfig("10.48.0.0/16")]);
+    assert.equal(pass.exitCode, 0, `${pass.stdout}\n${pass.stderr}`);
+    assert.match(pass.stdout, /cidr-migration@v[\d.]+ \(local: [^)]*policy\)/, "the pack ran");
+    const refused = await engine(["preview", "--policy-pack", path.join(REPO_ROOT, "policy"), "--policy-pack-config", policyConfig("10.49.0.0/16")]);
+    assert.notEqual(refused.exitCode, 0);
+    assert.match(refused.stdout, /\[mandatory\]\s+calico-pool-in-new-pod-range/);
+    assert.match(refused.stdout, /spec\.cidr 10\.48\.0\.0\/16 is not inside the new pod range 10\.49\.0\.0\/16/);
+  });
+
   it("bad stack config under the engine: one readable error naming the key, no resource created, a non-zero exit", async () => {
     await stack.pulumiOk(["config", "set", "--path", "serviceCidr.to", "10.112.0.0/33"]);
     try {

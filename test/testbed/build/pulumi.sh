@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the Pulumi engine from Go module sources, cached per version, never downloading at run time:
-#   $CIDR_MIGRATION_CACHE/pulumi-<pulumi version>/bin/         pulumi, and the pulumi-resource-pulumi-nodejs shim
+#   $CIDR_MIGRATION_CACHE/pulumi-<pulumi version>/bin/         pulumi, the pulumi-resource-pulumi-nodejs shim and the
+#                                                               pulumi-analyzer-policy-nodejs launcher
 #   $CIDR_MIGRATION_CACHE/pulumi-plugins/kubernetes-<version>/  pulumi-resource-kubernetes
 #   $CIDR_MIGRATION_CACHE/pulumi-home/                          PULUMI_HOME with the kubernetes plugin installed
 # Versions are the installed npm packages': @pulumi/pulumi (the CLI) and @pulumi/kubernetes (the engine asks for the
@@ -126,6 +127,14 @@ fi
 shim="$root/node_modules/@pulumi/pulumi/pulumi-resource-pulumi-nodejs"
 [ -f "$shim" ] || die "no $shim (run npm ci first)"
 cmp -s "$shim" "$bin_dir/pulumi-resource-pulumi-nodejs" 2>/dev/null || install_file "$shim" "$bin_dir/pulumi-resource-pulumi-nodejs"
+# The launcher of Node policy packs (`--policy-pack`), which Pulumi's releases ship beside `pulumi` and npm does not:
+# it runs the SDK's own run-policy-pack, found from the pack's directory as the dynamic-provider shim finds its own.
+analyzer="$bin_dir/pulumi-analyzer-policy-nodejs"
+cat > "$analyzer.new" <<'SHIM'
+#!/bin/sh
+exec node "$(node -e "console.log(require.resolve('@pulumi/pulumi/cmd/run-policy-pack'))")" "$@"
+SHIM
+chmod +x "$analyzer.new"; mv -f "$analyzer.new" "$analyzer"
 
 # --- pulumi-resource-kubernetes: main.go embeds two files that `go generate` makes (git-ignored, not in the zip) --
 if [ "$need_kubernetes" = 1 ]; then
