@@ -525,29 +525,31 @@ export function controlPlaneMirrorPods(
     ];
 }
 
-async function createControlPlaneMirrorPods(kc: KubeConfig): Promise<void> {
+async function createControlPlaneMirrorPods(kc: KubeConfig, nodeMaskSize: number): Promise<void> {
     const core = kc.makeApiClient(CoreV1Api);
-    const ranges = { serviceCidr: OLD_SERVICE_CIDR, podCidr: OLD_POD_CIDR, nodeMaskSize: OLD_NODE_CIDR_MASK_SIZE };
+    const ranges = { serviceCidr: OLD_SERVICE_CIDR, podCidr: OLD_POD_CIDR, nodeMaskSize };
     for (const node of NODES.filter((n) => n.controlPlane)) {
         for (const body of controlPlaneMirrorPods(node, ranges)) await core.createNamespacedPod({ namespace: "kube-system", body });
     }
 }
 
-export async function seedWorkload(kc: KubeConfig): Promise<SeededWorkload> {
+/** `nodeMaskSize`: the KCM mask the cluster was started with (default 24; bench:engine seeds 1,000 nodes with 26). */
+export async function seedWorkload(kc: KubeConfig, opts: { nodeMaskSize?: number } = {}): Promise<SeededWorkload> {
+    const nodeMaskSize = opts.nodeMaskSize ?? OLD_NODE_CIDR_MASK_SIZE;
     const core = kc.makeApiClient(CoreV1Api);
     for (const name of NAMESPACES) {
         await core.createNamespace({ body: { metadata: { name } } });
     }
     const crds = await createCalicoCrds(kc);
     const nodes = await registerNodes(kc);
-    await createControlPlaneMirrorPods(kc);
+    await createControlPlaneMirrorPods(kc, nodeMaskSize);
     const calico = await createCalicoObjects(kc);
     const configMaps = await createConfigMaps(kc);
     const { services, deployments } = await createServices(kc);
     return {
         serviceCidr: OLD_SERVICE_CIDR,
         podCidr: OLD_POD_CIDR,
-        nodeCidrMaskSize: OLD_NODE_CIDR_MASK_SIZE,
+        nodeCidrMaskSize: nodeMaskSize,
         clusterDNS: OLD_CLUSTER_DNS_IP,
         namespaces: [...NAMESPACES],
         services,
