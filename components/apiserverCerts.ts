@@ -26,6 +26,7 @@ import { readFile, readNodeFile } from "../lib/remote/scripts/readFile";
 import { opensslIpSan, renewApiserverCert } from "../lib/remote/scripts/renewApiserverCert";
 import { NodeAccessArgs, checkCidr, checkNodeAccess, DEFAULT_HEALTH_TIMEOUT_SECONDS } from "./controlPlane";
 import { connectionFor } from "./remoteConnection";
+import { oneNodeAtATime } from "./oneNodeAtATime";
 import { withParentDependsOn } from "./parentDependsOn";
 import { liveConfigMapKey } from "./systemObjectPatch";
 
@@ -74,14 +75,13 @@ export class ApiserverCerts extends pulumi.ComponentResource {
     const clusterConfiguration = args.clusterConfiguration ?? liveConfigMapKey(
       { namespace: "kube-system", configMap: args.kubeadmConfigMapName ?? "kubeadm-config", key: KUBEADM_CLUSTER_CONFIGURATION_KEY });
 
-    let previous: pulumi.Input<pulumi.Input<pulumi.Resource>[]> = withParentDependsOn(opts);
-    for (const node of args.nodes) {
+    oneNodeAtATime(args.nodes, withParentDependsOn(opts), (node, after) => {
       const connection = connectionFor(node, args.ssh, args.connection);
       const read = new RemoteScript(`${name}-${node.name}-read`, {
         connection,
         script: readFile({ path: APISERVER_MANIFEST, root: args.root }),
         triggers: [args.runId, APISERVER_MANIFEST],
-      }, { parent: this, dependsOn: previous });
+      }, { parent: this, dependsOn: after });
       const script = pulumi.all([read.stdout, clusterConfiguration]).apply(([stdout, clusterConfiguration]) => {
         const manifest = readNodeFile(stdout, { node: node.name, path: APISERVER_MANIFEST, step: "read" });
         const advertiseAddress = readFlag(manifest, "advertise-address", { source: `${node.name}:${APISERVER_MANIFEST}` });
@@ -112,8 +112,8 @@ export class ApiserverCerts extends pulumi.ComponentResource {
         triggers: [args.runId, this.newServiceIpSan],
       }, { parent: this, dependsOn: [read] });
       this.steps[node.name] = { read, renew };
-      previous = [renew];
-    }
+      return { steps: this.steps[node.name], last: renew };
+    });
     this.done = this.steps[args.nodes[args.nodes.length - 1].name].renew;
     this.registerOutputs({ newServiceIpSan: this.newServiceIpSan });
   }

@@ -33,6 +33,7 @@ import { ControlPlaneComponent } from "../lib/remote/scripts/waitComponentHealth
 import { FlagValue } from "../lib/controlPlane/manifestFlags";
 import { normalizeCidr } from "../lib/net/cidr";
 import { ConnectionOptions, SshCredentials, connectionFor } from "./remoteConnection";
+import { oneNodeAtATime } from "./oneNodeAtATime";
 import { withParentDependsOn } from "./parentDependsOn";
 
 export const DEFAULT_KCM_HEALTH_URL = "https://127.0.0.1:10257/healthz";
@@ -193,13 +194,12 @@ export class ControlPlane extends pulumi.ComponentResource {
     const mask = checkMask(args.podCidr.nodeMaskSize, podCidr, this);
     this.backupDir = nodeBackupDir(args.runId);
 
-    let previous: pulumi.Input<pulumi.Input<pulumi.Resource>[]> = withParentDependsOn(opts);
-    for (const node of args.nodes) {
+    oneNodeAtATime(args.nodes, withParentDependsOn(opts), (node, after) => {
       const backup = new RemoteScript(`${name}-${node.name}-backup`, {
         connection: connectionFor(node, args.ssh, args.connection),
         script: backupControlPlane({ backupDir: this.backupDir, root: args.root }),
         triggers: [args.runId],
-      }, { parent: this, dependsOn: previous });
+      }, { parent: this, dependsOn: after });
       const controllerManager = flagChangeSteps({
         name: `${name}-${node.name}-kcm`,
         node,
@@ -224,8 +224,8 @@ export class ControlPlane extends pulumi.ComponentResource {
         dependsOn: [controllerManager.write],
       });
       this.steps[node.name] = { backup, controllerManager, apiserver };
-      previous = [apiserver.write];
-    }
+      return { steps: this.steps[node.name], last: apiserver.write };
+    });
     this.done = this.steps[args.nodes[args.nodes.length - 1].name].apiserver.write;
     this.registerOutputs({ backupDir: this.backupDir });
   }
@@ -260,8 +260,7 @@ export class EnableCidrAllocation extends pulumi.ComponentResource {
     const serviceCidr = checkCidr(args.serviceCidr, "serviceCidr", this);
     checkMask(args.nodeMaskSize, podCidr, this);
     const backupDir = `${nodeBackupDir(args.runId)}/enable-cidr-allocation`;
-    let previous: pulumi.Input<pulumi.Input<pulumi.Resource>[]> = withParentDependsOn(opts);
-    for (const node of args.nodes) {
+    oneNodeAtATime(args.nodes, withParentDependsOn(opts), (node, after) => {
       const steps = flagChangeSteps({
         name: `${name}-${node.name}-kcm`,
         node,
@@ -271,11 +270,11 @@ export class EnableCidrAllocation extends pulumi.ComponentResource {
         backupDir,
         args,
         parent: this,
-        dependsOn: previous,
+        dependsOn: after,
       });
       this.steps[node.name] = steps;
-      previous = [steps.write];
-    }
+      return { steps, last: steps.write };
+    });
     this.done = this.steps[args.nodes[args.nodes.length - 1].name].write;
     this.registerOutputs({});
   }
