@@ -5,9 +5,14 @@ export const EXIT_FINDINGS = 1;
 export const EXIT_INVALID_INPUT = 2;
 export const EXIT_UNREACHABLE = 3;
 
+/**
+ * Every Error subclass of ours sets `this.message` itself: inside a dynamic provider the class runs as Pulumi's
+ * closure serializer rewrote it (`Error.call(this, message)`, which sets nothing), and the engine showed "undefined".
+ */
 export class UserError extends Error {
   constructor(message: string, readonly exitCode: number = EXIT_INVALID_INPUT) {
     super(message);
+    this.message = message;
     this.name = "UserError";
   }
 }

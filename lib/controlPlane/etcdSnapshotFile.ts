@@ -114,7 +114,12 @@ export async function verifySnapshotFile(filePath: string): Promise<SnapshotVerd
   return hasher.finish();
 }
 
-export class SnapshotStreamError extends Error {}
+export class SnapshotStreamError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.message = message; // see UserError
+  }
+}
 
 /** Chunks are gathered up to this size per write, so the 32 KiB stream messages don't each cost a syscall. */
 const WRITE_BATCH_BYTES = 1 << 20;

@@ -32,6 +32,7 @@ import { appendSeqScalar, parseSingleDocument, removeSeqScalar, renderTokens, se
 export class ManifestFlagError extends Error {
   constructor(message: string) {
     super(message);
+    this.message = message; // see UserError
     this.name = "ManifestFlagError";
   }
 }

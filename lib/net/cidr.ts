@@ -17,6 +17,7 @@ export class CidrError extends Error {
     readonly reason: CidrErrorReason,
   ) {
     super(message);
+    this.message = message; // see UserError
     this.name = "CidrError";
   }
 }

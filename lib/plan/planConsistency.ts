@@ -21,9 +21,9 @@ import { NODE_STEP_PREFIX, SERVICE_STEP_PREFIX, stepId } from "./stepIds";
 export class PlanInconsistencyError extends Error {
   constructor(readonly inconsistencies: string[]) {
     const more = inconsistencies.length > 1 ? ` (and ${inconsistencies.length - 1} more)` : "";
-    super(
-      `the plan contradicts itself: ${inconsistencies[0]}${more}; it was not used. This is a bug in cidr-migration: report it with the inventory (cidr-migration inventory --kubeconfig FILE) and the stack config`,
-    );
+    const message = `the plan contradicts itself: ${inconsistencies[0]}${more}; it was not used. This is a bug in cidr-migration: report it with the inventory (cidr-migration inventory --kubeconfig FILE) and the stack config`;
+    super(message);
+    this.message = message; // see UserError
     this.name = "PlanInconsistencyError";
   }
 }

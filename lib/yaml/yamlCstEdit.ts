@@ -23,6 +23,7 @@ import { CST, Composer, Document, LineCounter, Parser, Scalar, YAMLSeq, stringif
 export class YamlEditError extends Error {
   constructor(message: string) {
     super(message);
+    this.message = message; // see UserError
     this.name = "YamlEditError";
   }
 }

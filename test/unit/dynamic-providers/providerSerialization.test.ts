@@ -7,6 +7,11 @@ import { inspect } from "node:util";
 import * as pulumi from "@pulumi/pulumi";
 import * as ts from "typescript";
 import { Sensitive } from "../../../lib/config/sensitive";
+import { UnreachableError, UserError } from "../../../lib/config/errors";
+import { SnapshotStreamError } from "../../../lib/controlPlane/etcdSnapshotFile";
+import { ManifestFlagError } from "../../../lib/controlPlane/manifestFlags";
+import { CidrError } from "../../../lib/net/cidr";
+import { YamlEditError } from "../../../lib/yaml/yamlCstEdit";
 import { serializeDynamicProvider } from "../../support/providerHost";
 
 /**
@@ -220,4 +225,25 @@ describe("Sensitive inside a serialized closure", function () {
     assert.deepEqual(expected.keys, []);
     assert.match(expected.refusal, /^etcd key is an encrypted stack value/);
   });
+});
+
+describe("our errors survive the closure serializer", () => {
+  // Inside a dynamic provider a class runs as the serializer rewrote it: `Error.call(this, message)` sets nothing,
+  // so without the constructors' own `this.message = message` the engine printed "undefined".
+  const throwers: Array<[string, () => never]> = [
+    ["UserError", () => { throw new UserError("user message"); }],
+    ["UnreachableError", () => { throw new UnreachableError("unreachable message"); }],
+    ["CidrError", () => { throw new CidrError("cidr message", "unparsable"); }],
+    ["YamlEditError", () => { throw new YamlEditError("yaml message"); }],
+    ["ManifestFlagError", () => { throw new ManifestFlagError("flag message"); }],
+    ["SnapshotStreamError", () => { throw new SnapshotStreamError("stream message"); }],
+  ];
+  for (const [name, thrower] of throwers) {
+    it(`${name} keeps its message`, async () => {
+      const serialized = await pulumi.runtime.serializeFunction(thrower);
+      const exported: Record<string, () => never> = {};
+      new Function("exports", "require", serialized.text)(exported, require);
+      assert.throws(() => exported[serialized.exportName](), (err: { message?: string }) => typeof err.message === "string" && err.message.endsWith(" message"));
+    });
+  }
 });
