@@ -3,6 +3,7 @@ import { faultPoint } from "./faultHook";
 import { JournalEntry } from "./journal";
 import { serviceRefKey } from "./serviceRef";
 import { isStatus, KubeObject, paths } from "./kubeRest";
+import { retryOnConflict } from "./retryOnConflict";
 import { buildRecreateBody, clusterIpsOf, differingUserFields } from "./recreateBody";
 import { BRIDGE_MANAGER, controllerSlicesOf, SERVICE_NAME_LABEL } from "./endpointBridge";
 import { Context, POLL_MS, SETTLE_POLL_MS, describeDependent, journalWhere, moveError, nowMs, retrying, round, sleep, uidOf } from "./moverContext";
@@ -14,21 +15,16 @@ export async function relinkDependents(ctx: Context, entry: JournalEntry, uidMap
   const relinked: string[] = [];
   await Promise.all(entry.dependents.map((d) => retrying(async () => {
     const path = `${d.collection}/${encodeURIComponent(d.object.metadata?.name ?? "")}`;
-    for (let attempt = 0; ; attempt++) {
+    await retryOnConflict(5, async () => {
       const current = await ctx.rest.getOptional(path);
-      try {
-        if (!current) {
-          await ctx.rest.create(d.collection, restorableCopy(d.object, uidMap));
-        } else {
-          const wanted = relinkedOwners(d.object.metadata?.ownerReferences, current.metadata?.ownerReferences, uidMap);
-          if (sameOwners(wanted, current.metadata?.ownerReferences)) break;
-          await ctx.rest.mergePatch(path, { metadata: { resourceVersion: current.metadata?.resourceVersion, ownerReferences: wanted } });
-        }
-        break;
-      } catch (err) {
-        if (!isStatus(err, 409) || attempt >= 5) throw err;
+      if (!current) {
+        await ctx.rest.create(d.collection, restorableCopy(d.object, uidMap));
+        return;
       }
-    }
+      const wanted = relinkedOwners(d.object.metadata?.ownerReferences, current.metadata?.ownerReferences, uidMap);
+      if (sameOwners(wanted, current.metadata?.ownerReferences)) return;
+      await ctx.rest.mergePatch(path, { metadata: { resourceVersion: current.metadata?.resourceVersion, ownerReferences: wanted } });
+    });
     relinked.push(describeDependent(d));
   })));
   return relinked.sort();
@@ -42,17 +38,13 @@ export function restoreEndpoints(ctx: Context, entry: JournalEntry, uidMap: Read
 async function restoreEndpointsOnce(ctx: Context, entry: JournalEntry, uidMap: ReadonlyMap<string, string>): Promise<{ object: KubeObject; changed: boolean }> {
   const path = paths.endpoints(entry.namespace, entry.name);
   const wanted = restorableCopy(entry.endpoints!, uidMap);
-  for (let attempt = 0; ; attempt++) {
+  return retryOnConflict(10, async () => {
     const current = await ctx.rest.getOptional(path);
-    try {
-      if (!current) return { object: await ctx.rest.create(paths.endpointsList(entry.namespace), wanted), changed: true };
-      if (sameEndpoints(current, wanted) && sameOwners(current.metadata?.ownerReferences, wanted.metadata?.ownerReferences)) return { object: current, changed: false };
-      const replaced = await ctx.rest.replace(path, { ...wanted, metadata: { ...wanted.metadata, resourceVersion: current.metadata?.resourceVersion } });
-      return { object: replaced, changed: true };
-    } catch (err) {
-      if (!(isStatus(err, 409) || isStatus(err, 404)) || attempt >= 10) throw err;
-    }
-  }
+    if (!current) return { object: await ctx.rest.create(paths.endpointsList(entry.namespace), wanted), changed: true };
+    if (sameEndpoints(current, wanted) && sameOwners(current.metadata?.ownerReferences, wanted.metadata?.ownerReferences)) return { object: current, changed: false };
+    const replaced = await ctx.rest.replace(path, { ...wanted, metadata: { ...wanted.metadata, resourceVersion: current.metadata?.resourceVersion } });
+    return { object: replaced, changed: true };
+  }, [404]);
 }
 
 /**

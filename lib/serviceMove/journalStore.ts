@@ -3,6 +3,7 @@ import {
   entriesFromSecret, entryDataKey, JOURNAL_LABEL, JOURNAL_LABEL_VALUE, JournalEntry, packJournal, withEntries,
 } from "./journal";
 import { isStatus, KubeRest, retryTransient } from "./kubeRest";
+import { retryOnConflict } from "./retryOnConflict";
 import { serviceRefKey } from "./serviceRef";
 
 /**
@@ -44,23 +45,17 @@ export async function loadJournal(rest: KubeRest, namespace: string): Promise<Jo
   /** Read-modify-write of one Secret, again on a conflict with a concurrent writer; false when it is gone. */
   async function rewrite(name: string, set: JournalEntry[], removeKeys: string[]): Promise<boolean> {
     const path = `${collection}/${encodeURIComponent(name)}`;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await retryTransient(async () => {
-          const secret = await rest.getOptional(path);
-          if (!secret) return false;
-          const updated = withEntries(secret, set, removeKeys);
-          if (Object.keys(updated.data as object).length === 0) {
-            await rest.delete(path, { preconditions: { resourceVersion: secret.metadata?.resourceVersion } }).catch((err) => { if (!isStatus(err, 404)) throw err; });
-          } else {
-            await rest.replace(path, updated);
-          }
-          return true;
-        });
-      } catch (err) {
-        if (!isStatus(err, 409) || attempt >= 10) throw err;
+    return retryOnConflict(9, () => retryTransient(async () => {
+      const secret = await rest.getOptional(path);
+      if (!secret) return false;
+      const updated = withEntries(secret, set, removeKeys);
+      if (Object.keys(updated.data as object).length === 0) {
+        await rest.delete(path, { preconditions: { resourceVersion: secret.metadata?.resourceVersion } }).catch((err) => { if (!isStatus(err, 404)) throw err; });
+      } else {
+        await rest.replace(path, updated);
       }
-    }
+      return true;
+    }));
   }
 
   const store: JournalStore = {

@@ -2,7 +2,8 @@ import { isOwnedByAny, withoutOwners } from "./dependents";
 import { faultPoint } from "./faultHook";
 import { JournaledDependent, JournalEntry } from "./journal";
 import { serviceRefKey } from "./serviceRef";
-import { isStatus, KubeObject, paths } from "./kubeRest";
+import { KubeObject, paths } from "./kubeRest";
+import { retryOnConflict } from "./retryOnConflict";
 import { ServiceMoveRequest } from "./moveTypes";
 import { userMetadata } from "./recreateBody";
 import { relinkDependents, restoreEndpoints } from "./finish";
@@ -15,16 +16,11 @@ import { createWhenFree } from "./swap";
 async function detachDependents(ctx: Context, dependents: JournaledDependent[], oldUids: ReadonlySet<string>): Promise<void> {
   await Promise.all(dependents.map((d) => retrying(async () => {
     const path = `${d.collection}/${encodeURIComponent(d.object.metadata?.name ?? "")}`;
-    for (let attempt = 0; ; attempt++) {
+    await retryOnConflict(5, async () => {
       const current = await ctx.rest.getOptional(path);
       if (!current || !isOwnedByAny(current, oldUids)) return;
-      try {
-        await ctx.rest.mergePatch(path, { metadata: { resourceVersion: current.metadata?.resourceVersion, ownerReferences: withoutOwners(current.metadata?.ownerReferences, oldUids) } });
-        return;
-      } catch (err) {
-        if (!isStatus(err, 409) || attempt >= 5) throw err;
-      }
-    }
+      await ctx.rest.mergePatch(path, { metadata: { resourceVersion: current.metadata?.resourceVersion, ownerReferences: withoutOwners(current.metadata?.ownerReferences, oldUids) } });
+    });
   })));
 }
 
