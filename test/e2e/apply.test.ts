@@ -16,7 +16,7 @@ import * as os from "os";
 import * as path from "path";
 import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
 import { CommandResult, EngineStack, REPO_ROOT } from "./engineStack";
-import { startSandboxForEngine } from "./sandboxForEngine";
+import { startSandboxForEngine, stopSandboxForEngine } from "./sandboxForEngine";
 import { resolveTestBedVersion } from "../testbed/kubeVersion";
 
 const TYPE = (name: string) => `pulumi-nodejs:dynamic/cidr-migration:${name}`;
@@ -142,3 +142,6 @@ describe(`the real Pulumi engine applies the first phases on the sandbox (Kubern
     assert.ok(!fs.readdirSync(snapshotDir).some((f) => f.includes(".partial-")), "the killed stream left no partial file behind");
   });
 });
+
+// A root hook (outside any describe): once every test has run, the sandbox the suite started is stopped.
+after(stopSandboxForEngine);

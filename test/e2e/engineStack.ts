@@ -68,9 +68,9 @@ export class EngineStack {
     return run(CLI, ["pulumi", ...args, "--stack", this.name], { cwd: REPO_ROOT, env: this.env, onStdout: opts.onStdout, newGroup: true });
   }
 
-  /** `cidr-migration <args>` with this stack. */
-  cli(args: string[]): Promise<CommandResult> {
-    return run(CLI, [...args, "--stack", this.name], { cwd: REPO_ROOT, env: this.env });
+  /** `cidr-migration <args>`, with this stack unless `withStack` is false (a command given a plan file instead). */
+  cli(args: string[], withStack = true): Promise<CommandResult> {
+    return run(CLI, [...args, ...(withStack ? ["--stack", this.name] : [])], { cwd: REPO_ROOT, env: this.env });
   }
 
   /** A secret config value from stdin, as the README says to set one. */

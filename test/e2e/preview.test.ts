@@ -10,7 +10,7 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 import { auditLineCount, EngineStack, persistedWrites, REPO_ROOT } from "./engineStack";
-import { startSandboxForEngine } from "./sandboxForEngine";
+import { startSandboxForEngine, stopSandboxForEngine } from "./sandboxForEngine";
 import { minorNumber, resolveTestBedVersion } from "../testbed/kubeVersion";
 
 const SANDBOX_USER = "kubernetes-admin";
@@ -61,7 +61,7 @@ describe(`the real Pulumi engine previews the sandbox migration (Kubernetes ${re
     assert.deepEqual(persistedWrites(auditLog, SANDBOX_USER, before), [], "the preview wrote nothing to the cluster");
   });
 
-  it("`pulumi preview --json --show-sames`: the moves, the nodes and (1.33+) the ServiceCIDRs, step by step; the gate passes it", async () => {
+  it("`pulumi preview --json --show-sames`: the moves, the nodes and (1.33+) the ServiceCIDRs, step by step; the gate passes it, and refuses it against a plan it does not match", async () => {
     const before = auditLineCount(auditLog);
     const preview = await engine(["preview", "--json", "--show-sames"]);
     assert.equal(preview.exitCode, 0, preview.stderr);
@@ -90,6 +90,17 @@ describe(`the real Pulumi engine previews the sandbox migration (Kubernetes ${re
     fs.writeFileSync(previewFile, preview.stdout);
     const gate = await stack.cli(["gate", previewFile]);
     assert.equal(gate.exitCode, 0, `${gate.stdout}\n${gate.stderr}`);
+
+    // The same real preview against a reviewed plan that put one Service elsewhere: the gate refuses, naming it.
+    const moved = plan.services.find((s) => s.namespace === "web" && s.name === "frontend")!;
+    const reviewed = JSON.parse(JSON.stringify(plan));
+    const offPlanIp = moved.newClusterIP.replace(/\.\d+$/, ".250");
+    reviewed.services.find((s: { namespace: string; name: string }) => s.namespace === "web" && s.name === "frontend").newClusterIP = offPlanIp;
+    const planFile = path.join(stack.dir, "reviewed-plan.json");
+    fs.writeFileSync(planFile, JSON.stringify(reviewed));
+    const offPlan = await stack.cli(["gate", previewFile, "--plan", planFile], false);
+    assert.equal(offPlan.exitCode, 1, `${offPlan.stdout}\n${offPlan.stderr}`);
+    assert.match(offPlan.stdout, new RegExp(`web/frontend[\\s\\S]*re-creates it at ${moved.newClusterIP.replace(/\./g, "\\.")}, the plan at ${offPlanIp.replace(/\./g, "\\.")}`));
     assert.deepEqual(persistedWrites(auditLog, SANDBOX_USER, before), []);
   });
 
@@ -136,3 +147,6 @@ describe(`the real Pulumi engine previews the sandbox migration (Kubernetes ${re
     assert.ok(!stackFile.includes(keyBody) && /privateKey:\n\s+secure: v1:/.test(stackFile), "the stack file holds only ciphertext");
   });
 });
+
+// A root hook (outside any describe): once every test has run, the sandbox the suite started is stopped.
+after(stopSandboxForEngine);

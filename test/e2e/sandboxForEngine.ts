@@ -14,3 +14,10 @@ export function startSandboxForEngine(): Promise<{ clusterDir: string; auditLogP
   })();
   return started;
 }
+
+/** Stops the sandbox the suite started, so the machine is left as the suite found it. */
+export async function stopSandboxForEngine(): Promise<void> {
+  if (!started) return;
+  started = undefined;
+  await sandboxDown();
+}

@@ -32,6 +32,15 @@ export interface StartEtcdOptions {
     detached?: boolean;
 }
 
+/** Whether `port` on 127.0.0.1 can be bound now. */
+function portFree(port: number): Promise<boolean> {
+    return new Promise((resolve) => {
+        const server = net.createServer();
+        server.once("error", () => resolve(false));
+        server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
+    });
+}
+
 /** A port the kernel just handed out on 127.0.0.1 (free at the time of asking). */
 export function freePort(): Promise<number> {
     return new Promise((resolve, reject) => {
@@ -123,6 +132,10 @@ export async function startEtcd(opts: StartEtcdOptions = {}): Promise<EtcdProces
         };
     }
 
+    // A fixed port must be free: etcd would exit, and the health check below would find whatever answers there.
+    if (opts.clientPort !== undefined && !(await portFree(opts.clientPort))) {
+        throw new Error(`etcd: port ${opts.clientPort} on 127.0.0.1 is in use; stop what listens there (ss -ltnp 'sport = :${opts.clientPort}'), e.g. a sandbox: cidr-migration sandbox down`);
+    }
     // A port can be taken between freePort() and etcd's bind: retry on that race only.
     let started: { proc: ManagedProcess; endpoint: string } | undefined;
     for (let attempt = 1; ; attempt++) {
@@ -130,9 +143,7 @@ export async function startEtcd(opts: StartEtcdOptions = {}): Promise<EtcdProces
             started = await startOnce(dir, dataDir, opts, tls);
             break;
         } catch (err) {
-            const race = /address already in use/.test(String(err));
-            if (race && opts.clientPort !== undefined) throw new Error(`etcd: port ${opts.clientPort} on 127.0.0.1 is in use; stop what listens there (ss -ltnp 'sport = :${opts.clientPort}')`);
-            if (attempt >= 3 || !race) throw err;
+            if (attempt >= 3 || opts.clientPort !== undefined || !/address already in use/.test(String(err))) throw err;
         }
     }
     const { proc, endpoint } = started;

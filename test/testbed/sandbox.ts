@@ -19,8 +19,14 @@ export const SANDBOX_POD_CIDR = OLD_POD_CIDR;
 export const SANDBOX_NODE_CIDR_MASK_SIZE = OLD_NODE_CIDR_MASK_SIZE;
 
 const STATE_VERSION = 1;
-/** etcd's client port in the sandbox: fixed, because Pulumi.sandbox.yaml names it (cidr-migration:etcd.endpoints). */
+/**
+ * etcd's client port in the sandbox: fixed, because Pulumi.sandbox.yaml names it (cidr-migration:etcd.endpoints).
+ * A sandbox in another directory (CIDR_MIGRATION_SANDBOX_DIR, the tests') takes a free port, so both can run.
+ */
 export const SANDBOX_ETCD_PORT = 23790;
+function sandboxEtcdPort(): number | undefined {
+    return process.env.CIDR_MIGRATION_SANDBOX_DIR === undefined ? SANDBOX_ETCD_PORT : undefined;
+}
 const LOCK_WAIT_MS = 240_000;
 
 export interface SandboxInfo {
@@ -294,7 +300,7 @@ export async function sandboxUp(): Promise<SandboxInfo> {
         const uninstall = stopOnSignal(clusterDir);
         try {
             cluster = await startTestCluster({
-                dir: clusterDir, detached: true, etcdClientPort: SANDBOX_ETCD_PORT,
+                dir: clusterDir, detached: true, etcdClientPort: sandboxEtcdPort(),
                 serviceCidr: OLD_SERVICE_CIDR, podCidr: OLD_POD_CIDR, nodeMaskSize: OLD_NODE_CIDR_MASK_SIZE,
             });
             const seeded = await seedWorkload(cluster.kubeConfig());
