@@ -109,12 +109,14 @@ async function main(): Promise<void> {
     rows.push({ ...c, ...r });
     console.log(`  ${c.nodes} nodes, ${c.services} Services: preview ${r.seconds.toFixed(1)} s, ${r.resources} resources (${(r.resources / c.nodes).toFixed(1)} per node); seeding took ${r.seedSeconds.toFixed(0)} s`);
   }
-  console.log("\n| nodes | Services | preview (s) | resources | resources per node | time ratio vs previous | size ratio vs previous |");
-  console.log("|---|---|---|---|---|---|---|");
+  // Each case against the latest earlier one that differs in one dimension only: its size ratio, its time ratio.
+  console.log("\n| nodes | Services | preview (s) | resources | resources per node | compared with | size ratio | time ratio |");
+  console.log("|---|---|---|---|---|---|---|---|");
   rows.forEach((r, i) => {
-    const prev = rows[i - 1];
-    const size = prev ? (r.nodes !== prev.nodes ? r.nodes / prev.nodes : r.services / prev.services) : undefined;
-    console.log(`| ${r.nodes} | ${r.services} | ${r.seconds.toFixed(1)} | ${r.resources} | ${(r.resources / r.nodes).toFixed(1)} | ${prev ? (r.seconds / prev.seconds).toFixed(2) + "x" : "-"} | ${size ? size.toFixed(2) + "x" : "-"} |`);
+    const base = rows.slice(0, i).reverse().find((b) => (b.nodes === r.nodes) !== (b.services === r.services));
+    const size = base ? (base.nodes !== r.nodes ? r.nodes / base.nodes : r.services / base.services) : undefined;
+    const against = base ? `${base.nodes} nodes, ${base.services} Services` : "-";
+    console.log(`| ${r.nodes} | ${r.services} | ${r.seconds.toFixed(1)} | ${r.resources} | ${(r.resources / r.nodes).toFixed(1)} | ${against} | ${size ? size.toFixed(2) + "x" : "-"} | ${base ? (r.seconds / base.seconds).toFixed(2) + "x" : "-"} |`);
   });
 }
 
