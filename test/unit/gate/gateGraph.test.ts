@@ -1,5 +1,4 @@
 import * as assert from "node:assert/strict";
-import { REMOTE_SCRIPT_TYPE } from "../../../lib/gate/policyRules";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { ControlPlane, EnableCidrAllocation } from "../../../components/controlPlane";
@@ -8,6 +7,7 @@ import { NodeRollout } from "../../../components/nodeRollout";
 import { ServiceRecreation } from "../../../dynamic-providers/serviceRecreation";
 import { judgePreview } from "../../../lib/gate/judgePreview";
 import { parsePlanDocument } from "../../../lib/gate/planDocument";
+import { REMOTE_SCRIPT_TYPE } from "../../../lib/gate/policyRules";
 import { PreviewDigest, PreviewStep } from "../../../lib/gate/previewDigest";
 import { NodeTarget } from "../../../lib/config/migrationConfig";
 import { Plan } from "../../../lib/plan/planModel";

@@ -1,9 +1,9 @@
 import * as assert from "node:assert/strict";
-import { REMOTE_SCRIPT_TYPE } from "../../../lib/gate/policyRules";
 import { ChildProcess, spawn } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { ControlPlane } from "../../../components/controlPlane";
+import { REMOTE_SCRIPT_TYPE } from "../../../lib/gate/policyRules";
 import { UNKNOWN_VALUE } from "../../../lib/gate/unknownValue";
 import { MockGraph, captureGraph } from "../../support/pulumiMocks";
 
