@@ -3,12 +3,13 @@
 // provider (dynamic-providers/remoteScript.ts, so lib/remote/sshExec's openssh client and settings). Optionally
 // inside a network namespace, so scripts that delete links (cni0, flannel.1) only ever see the namespace's
 // devices; the provider's `ssh` then finds a wrapper first on PATH that enters the namespace.
-import { execFile, spawn } from "child_process";
+import { execFile } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { promisify } from "util";
 import { remoteScriptProvider } from "../../dynamic-providers/remoteScript";
+import { runScriptOverSsh } from "../../lib/remote/sshExec";
 import { freePort } from "./etcd";
 import { ManagedProcess, sleep, startProcess } from "./processes";
 
@@ -25,20 +26,6 @@ export interface SshdOptions {
     user?: string;
 }
 
-/** The connection of a session the test bed itself opens. */
-export interface SshConnection {
-    host: string;
-    port: number;
-    user: string;
-    privateKey: string;
-}
-
-export interface SshResult {
-    code: number;
-    stdout: string;
-    stderr: string;
-}
-
 export interface SshServer {
     host: string;
     port: number;
@@ -50,8 +37,6 @@ export interface SshServer {
     dir: string;
     pid: number;
     log(): string;
-    /** Runs `command` with `stdin` over SSH with exactly these connection settings, checking the host key. */
-    run(connection: SshConnection, command: string, stdin?: string): Promise<SshResult>;
     /** Runs a declared RemoteScript (its inputs as the engine hands them over) through the real provider's create. */
     runStep(inputs: Record<string, unknown>): Promise<{ stdout: string; stderr: string }>;
     stop(): Promise<void>;
@@ -94,36 +79,7 @@ export async function startSshd(opts: SshdOptions = {}): Promise<SshServer> {
     const argv = inNetns(opts.netns, [SSHD, "-D", "-e", "-f", path.join(dir, "sshd_config")]);
     const proc: ManagedProcess = startProcess(argv[0], argv.slice(1), path.join(dir, "sshd.log"));
 
-    const knownHosts = path.join(dir, "known_hosts");
-    fs.writeFileSync(knownHosts, `[127.0.0.1]:${port} ${hostKey}\n`);
     const privateKey = fs.readFileSync(path.join(dir, "client_key"), "utf8");
-
-    async function run(connection: SshConnection, command: string, stdin = ""): Promise<SshResult> {
-        // the key as a stack holds it (content), written where only this test can read it
-        const keyFile = path.join(dir, `key-${process.hrtime.bigint()}`);
-        fs.writeFileSync(keyFile, connection.privateKey.endsWith("\n") ? connection.privateKey : `${connection.privateKey}\n`, { mode: 0o600 });
-        const ssh = inNetns(opts.netns, [
-            "ssh", "-F", "/dev/null", "-i", keyFile, "-p", String(connection.port),
-            "-o", "BatchMode=yes", "-o", "IdentitiesOnly=yes", "-o", `UserKnownHostsFile=${knownHosts}`, "-o", "StrictHostKeyChecking=yes",
-            "-o", "ConnectTimeout=10", `${connection.user}@${connection.host}`, "--", command,
-        ]);
-        try {
-            return await new Promise<SshResult>((resolve, reject) => {
-                const child = spawn(ssh[0], ssh.slice(1), { stdio: ["pipe", "pipe", "pipe"] });
-                let stdout = "";
-                let stderr = "";
-                child.stdout.on("data", (d: Buffer) => { stdout += d.toString(); });
-                child.stderr.on("data", (d: Buffer) => { stderr += d.toString(); });
-                child.once("error", reject);
-                child.once("close", (code) => resolve({ code: code ?? -1, stdout, stderr }));
-                // ssh can exit before reading its stdin (sshd still starting); its exit code says so, not an EPIPE.
-                child.stdin.on("error", () => {});
-                child.stdin.end(stdin);
-            });
-        } finally {
-            fs.rmSync(keyFile, { force: true });
-        }
-    }
 
     // In a namespace, the provider's `ssh` must run there too: a wrapper first on PATH takes it in.
     const clientBin = path.join(dir, "client-bin");
@@ -131,23 +87,28 @@ export async function startSshd(opts: SshdOptions = {}): Promise<SshServer> {
         fs.mkdirSync(clientBin);
         fs.writeFileSync(path.join(clientBin, "ssh"), `#!/bin/sh\nexec ip netns exec '${opts.netns}' /usr/bin/ssh "$@"\n`, { mode: 0o755 });
     }
-    async function runStep(inputs: Record<string, unknown>): Promise<{ stdout: string; stderr: string }> {
+    async function withClient<T>(fn: () => Promise<T>): Promise<T> {
         const pathBefore = process.env.PATH;
         if (opts.netns) process.env.PATH = `${clientBin}:${pathBefore ?? ""}`;
         try {
-            const { outs } = await remoteScriptProvider.create!(inputs);
-            return { stdout: outs.stdout as string, stderr: outs.stderr as string };
+            return await fn();
         } finally {
             process.env.PATH = pathBefore;
         }
     }
+    async function runStep(inputs: Record<string, unknown>): Promise<{ stdout: string; stderr: string }> {
+        const { outs } = await withClient(() => remoteScriptProvider.create!(inputs));
+        return { stdout: outs.stdout as string, stderr: outs.stderr as string };
+    }
 
     const self = { host: "127.0.0.1", port, user, privateKey };
+    // Ready when a session with the test key and the pinned host key runs, the way every node step connects.
+    const probeTarget = { ...self, hostKey, dialErrorLimit: 1, perDialTimeoutSeconds: 10 };
     const deadline = Date.now() + READY_TIMEOUT_MS;
     for (;;) {
         if (proc.exited()) throw new Error(`sshd exited (${proc.exitCode()}):\n${proc.logTail(20)}`);
-        const probe = await run(self, "true").catch((err: Error) => ({ code: -1, stdout: "", stderr: err.message }));
-        if (probe.code === 0) break;
+        const probe = await withClient(() => runScriptOverSsh(probeTarget, "true")).catch((err: Error) => ({ exitCode: -1, stdout: "", stderr: err.message }));
+        if (probe.exitCode === 0) break;
         if (Date.now() > deadline) {
             await proc.stop();
             throw new Error(`sshd on 127.0.0.1:${port} did not accept the test key within ${READY_TIMEOUT_MS} ms: ${probe.stderr.trim()}\n${proc.logTail(20)}`);
@@ -161,7 +122,6 @@ export async function startSshd(opts: SshdOptions = {}): Promise<SshServer> {
         dir,
         pid: proc.pid,
         log: () => proc.logTail(200),
-        run,
         runStep,
         async stop() {
             await proc.stop();
