@@ -4,7 +4,8 @@
  * a read resource enters the state, and `pulumi refresh` then proposes an update for it after every `up` (the
  * provider fills its inputs in), so a stack never refreshed clean. Read at `up` time, a re-run computes the same
  * edit from what the cluster holds (idempotent), and the preview shows the exact new data.
- * index.ts sets the reader once per run from the stack's kubeconfig; the test mocks set their own.
+ * index.ts sets the reader once per run from the stack's kubeconfig; the test mocks set their own. Each ConfigMap
+ * is read once per run, however many components edit or read it (kubeadm-config: ApiserverCerts and ClusterConfig).
  */
 import * as pulumi from "@pulumi/pulumi";
 
@@ -12,9 +13,11 @@ import * as pulumi from "@pulumi/pulumi";
 export type ConfigMapReader = (namespace: string, name: string) => Promise<Record<string, string> | undefined>;
 
 let reader: ConfigMapReader | undefined;
+let reads = new Map<string, Promise<Record<string, string> | undefined>>();
 
 export function useConfigMapReader(next: ConfigMapReader | undefined): void {
   reader = next;
+  reads = new Map();
 }
 
 export interface LiveConfigMap {
@@ -26,7 +29,9 @@ export interface LiveConfigMap {
 export function liveConfigMap(namespace: string, name: string): LiveConfigMap {
   const read = reader;
   if (!read) throw new Error("no ConfigMap reader: index.ts sets one from the kubeconfig before declaring the graph");
-  const data = read(namespace, name).then((d) => {
+  const key = `${namespace}/${name}`;
+  if (!reads.has(key)) reads.set(key, read(namespace, name));
+  const data = reads.get(key)!.then((d) => {
     if (d === undefined) throw new pulumi.RunError(`ConfigMap ${namespace}/${name} does not exist; the migration edits it, so check the cluster (kubectl -n ${namespace} get cm ${name})`);
     return d;
   });
