@@ -12,8 +12,7 @@
  * The config file is the cluster's own ClusterConfiguration (kube-system/kubeadm-config, see lib/controlPlane/kubeadmCertConfig
  * for why), with the new serviceSubnet; by default the OLD kubernetes Service IP stays a SAN too, because running
  * pods reach the apiserver through it until the Services phase re-creates the `kubernetes` Service and the pods
- * restart. Wire it after ControlPlane (the apiserver must already run with the new range) and before Services,
- * with `opts.provider` = the cluster's k8s.Provider (for the kubeadm-config read).
+ * restart. Wire it after ControlPlane (the apiserver must already run with the new range) and before Services.
  */
 import * as pulumi from "@pulumi/pulumi";
 import { RemoteScript } from "../dynamic-providers/remoteScript";
@@ -108,7 +107,7 @@ export class ApiserverCerts extends pulumi.ComponentResource {
       });
       const renew = new RemoteScript(`${name}-${node.name}-renew`, {
         connection,
-        script: script,
+        script,
         triggers: [args.runId, this.newServiceIpSan],
       }, { parent: this, dependsOn: [read] });
       this.steps[node.name] = { read, renew };

@@ -165,7 +165,7 @@ export function flagChangeSteps(request: FlagChangeRequest): FlagChangeSteps {
   }).script);
   const write = new RemoteScript(`${request.name}-write`, {
     connection,
-    script: script,
+    script,
     // The planned values, known at preview time even while the script itself is not.
     triggers: [args.runId, path, Object.entries(request.flags).map(([flag, value]) => `--${flag}=${value}`).join(" ")],
   }, { parent: request.parent, dependsOn: [read] });

@@ -30,12 +30,9 @@ export interface InlineCliRun {
   /** The project directory (Pulumi.yaml, Pulumi.<stack>.yaml). */
   cwd: string;
   program: PulumiFn;
-  env?: NodeJS.ProcessEnv;
   /** Streams, as they come (the progress of a long `up`). */
   onStdout?: (text: string) => void;
   onStderr?: (text: string) => void;
-  /** The `pulumi` to run (default: the first on PATH). */
-  pulumiBin?: string;
 }
 
 export interface InlineCliResult {
@@ -69,15 +66,20 @@ export async function runPulumiWithProgram(run: InlineCliRun): Promise<InlineCli
   let exitCode = 1;
   try {
     const result = await new Promise<InlineCliResult>((resolve, reject) => {
-      const child = spawn(run.pulumiBin ?? "pulumi", args, {
+      const child = spawn("pulumi", args, {
         cwd: run.cwd,
-        env: { ...process.env, PULUMI_SKIP_UPDATE_CHECK: "true", PULUMI_AUTOMATION_API: "true", ...run.env },
+        env: { ...process.env, PULUMI_SKIP_UPDATE_CHECK: "true", PULUMI_AUTOMATION_API: "true" },
         stdio: ["ignore", "pipe", "pipe"],
       });
       const stdout: string[] = [];
       const stderr: string[] = [];
-      child.stdout.on("data", (d: Buffer) => { stdout.push(d.toString()); run.onStdout?.(d.toString()); });
-      child.stderr.on("data", (d: Buffer) => { stderr.push(d.toString()); run.onStderr?.(d.toString()); });
+      const collect = (into: string[], forward?: (text: string) => void) => (d: Buffer) => {
+        const text = d.toString();
+        into.push(text);
+        forward?.(text);
+      };
+      child.stdout.on("data", collect(stdout, run.onStdout));
+      child.stderr.on("data", collect(stderr, run.onStderr));
       child.on("error", (err) => reject(new Error(`cannot run pulumi (${err.message}); put the Pulumi CLI on PATH (test/testbed/build/pulumi.sh builds it)`)));
       // Ctrl-C reaches the CLI (same process group), which cancels cleanly; this process waits for it to finish.
       child.on("close", (code) => resolve({ exitCode: code ?? 1, stdout: stdout.join(""), stderr: stderr.join("") }));

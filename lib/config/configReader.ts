@@ -44,9 +44,8 @@ export function show(value: unknown): string {
   return JSON.stringify(value) ?? String(value);
 }
 
-/** The exact command that fixes a key, so an error says what to do. */
 /**
- * The `pulumi config set` command for a key. A secret is read from a file on stdin (`< FILE`): a PEM key or
+ * The exact `pulumi config set` command that fixes a key, so an error says what to do. A secret is read from a file on stdin (`< FILE`): a PEM key or
  * certificate given on the command line starts with "-----" and pulumi takes it for a flag ("bad flag syntax"),
  * printing it in the error.
  */
