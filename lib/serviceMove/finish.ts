@@ -4,7 +4,8 @@ import { JournalEntry } from "./journal";
 import { serviceRefKey } from "./serviceRef";
 import { isStatus, KubeObject, paths } from "./kubeRest";
 import { retryOnConflict } from "./retryOnConflict";
-import { buildRecreateBody, clusterIpsOf, differingUserFields } from "./recreateBody";
+import { clusterIpsOf, differingUserFields } from "./recreateBody";
+import type { Prepared } from "./prepare";
 import { BRIDGE_MANAGER, controllerSlicesOf, SERVICE_NAME_LABEL } from "./endpointBridge";
 import { Context, POLL_MS, SETTLE_POLL_MS, describeDependent, journalWhere, moveError, nowMs, retrying, round, sleep, uidOf } from "./moverContext";
 import { Swapped, endpointSlicesPath } from "./swap";
@@ -61,9 +62,9 @@ async function settleEndpoints(ctx: Context, entry: JournalEntry, uidMap: Map<st
   }
 }
 
-export function verifyService(entry: JournalEntry, live: KubeObject, where: string): void {
+export function verifyService(prepared: Prepared, live: KubeObject, where: string): void {
+  const { entry, recreate: { body } } = prepared;
   const key = serviceRefKey(entry);
-  const { body } = buildRecreateBody(entry.service, entry.fromIP, entry.toIP);
   if (!clusterIpsOf(live).includes(entry.toIP)) {
     throw moveError(`Service ${key} holds ${clusterIpsOf(live).join(", ")} after its re-create, not the planned ${entry.toIP}; ${where} keeps the original`);
   }
@@ -112,7 +113,7 @@ export async function finishMove(ctx: Context, swapped: Swapped): Promise<void> 
     // Something was restored around it: look once more at the whole (the create's answer was verified already).
     const now = await ctx.rest.getOptional(paths.service(entry.namespace, entry.name));
     if (!now || uidOf(now) !== uidOf(swapped.created)) throw moveError(`Service ${key} was deleted or replaced by someone else right after its re-create; ${where} keeps the original`);
-    verifyService(entry, now, where);
+    verifyService(swapped.prepared, now, where);
   }
   if (entry.endpoints) {
     const endpoints = await ctx.rest.getOptional(paths.endpoints(entry.namespace, entry.name));

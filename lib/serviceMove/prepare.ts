@@ -5,7 +5,7 @@ import { serviceRefKey } from "./serviceRef";
 import { KubeObject, paths } from "./kubeRest";
 import { retryOnConflict } from "./retryOnConflict";
 import { ServiceMoveRequest } from "./moveTypes";
-import { userMetadata } from "./recreateBody";
+import { buildRecreateBody, RecreateBody, userMetadata } from "./recreateBody";
 import { relinkDependents, restoreEndpoints } from "./finish";
 import { Context, Decision, journalWhere, moveError, retrying, uidOf } from "./moverContext";
 
@@ -61,6 +61,16 @@ export interface Prepared {
   /** The Service as this run last saw it (undefined: it did not exist). */
   live?: KubeObject;
   outcome: "moved" | "completed-from-journal";
+  /** The body that re-creates it, built once from the journaled original (and again only when that is refreshed). */
+  recreate: RecreateBody;
+}
+
+export function preparedMove(request: ServiceMoveRequest, entry: JournalEntry, live: KubeObject | undefined, outcome: Prepared["outcome"]): Prepared {
+  return { request, entry, live, outcome, recreate: recreateBodyOf(entry) };
+}
+
+export function recreateBodyOf(entry: JournalEntry): RecreateBody {
+  return buildRecreateBody(entry.service, entry.fromIP, entry.toIP);
 }
 
 /** Phase 1a: the journal entry of a move (written for all moves at once, see runServiceMoves). */
@@ -94,14 +104,14 @@ export async function detachMove(ctx: Context, request: ServiceMoveRequest, entr
   const owners = [uidOf(entry.service), uidOf(entry.endpoints)].filter((u): u is string => !!u);
   await detachDependents(ctx, entry.dependents, new Set(owners));
   faultPoint("after-detach-dependents", serviceRefKey(request));
-  return { request, entry, live: entry.service, outcome: "moved" };
+  return preparedMove(request, entry, entry.service, "moved");
 }
 
 /**
  * Undoes phase 1 for a move that was never deleted (the run stopped first): owners back. Returns whether its
  * journal entry may go.
  */
-export async function abandon(ctx: Context, prepared: Prepared): Promise<boolean> {
+export async function abandon(ctx: Context, prepared: Pick<Prepared, "entry" | "outcome">): Promise<boolean> {
   if (prepared.outcome !== "moved") return false; // an interrupted earlier move keeps its journal
   const live = await ctx.rest.getOptional(paths.service(prepared.entry.namespace, prepared.entry.name));
   if (!live || uidOf(live) !== uidOf(prepared.entry.service)) return false; // it was deleted after all: keep the journal

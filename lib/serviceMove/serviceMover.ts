@@ -6,14 +6,14 @@ import { DEFAULT_JOURNAL_NAMESPACE, JournaledDependent } from "./journal";
 import { serviceRefKey } from "./serviceRef";
 import { JournalStore, loadJournal } from "./journalStore";
 import { isStatus, KubeApiError, KubeObject, kubeRest, paths } from "./kubeRest";
-import { KubernetesServiceRequest, MoveReport, MoverOptions, ServiceMoveRequest, ServiceMoveSpec } from "./moveTypes";
+import { KubernetesServiceRequest, KubernetesServiceResult, MoveReport, MoverOptions, ServiceMoveRequest, ServiceMoveSpec } from "./moveTypes";
 import { spec } from "./recreateBody";
 import { adaptiveLimit, inAdaptiveLanes } from "./adaptiveLanes";
 import { decide, readCluster, validateSpec } from "./decide";
 import { finishMove } from "./finish";
 import { moveKubernetesService } from "./kubernetesServiceMove";
 import { ClusterView, Context, Decision, WIDE_LANES, failureLine, inLanes, moveError, nowMs, retrying, round, uidOf, withMoverDefaults } from "./moverContext";
-import { Prepared, abandon, detachMove, journalEntryFor } from "./prepare";
+import { Prepared, abandon, detachMove, journalEntryFor, preparedMove } from "./prepare";
 import { ensureStandIn } from "./standInMove";
 import { Swapped, swapMove, waitGone } from "./swap";
 
@@ -105,6 +105,170 @@ async function removeProbes(ctx: Context): Promise<void> {
   }
 }
 
+type MoveDecision = Extract<Decision, { kind: "move" }>;
+
+/** What the three phases share: the report they fill, the failures that stop them, and the dependents found. */
+interface Run {
+  ctx: Context;
+  report: MoveReport;
+  failures: string[];
+  /** default/kubernetes: the apiserver re-creates it, so it only waits, alongside the phases. */
+  kubernetes: Promise<KubernetesServiceResult | undefined>;
+  endpointsOf: Map<string, KubeObject>;
+  ownedBy: Map<string, JournaledDependent[]>;
+  /** Bookkeeping (journal writes and removals) runs wider than the moves: it deletes nothing. */
+  wide: number;
+}
+
+function failWith(run: Run, key: string): (err: unknown) => void {
+  return (err) => { run.failures.push(failureLine(err, run.ctx.rest.server, `moving Service ${key}`)); };
+}
+
+/** Hand-made Endpoints and the objects owned by each moving Service (or its Endpoints), read once for all moves. */
+async function findDependents(ctx: Context, toMove: MoveDecision[]): Promise<Pick<Run, "endpointsOf" | "ownedBy">> {
+  const endpointsOf = new Map<string, KubeObject>();
+  if (toMove.length === 0) return { endpointsOf, ownedBy: new Map() };
+  await inLanes(toMove.filter((d) => !hasSelector(d.live)), ctx.options.parallelism * 2, async (d) => {
+    const endpoints = await ctx.rest.getOptional(paths.endpoints(d.request.namespace, d.request.name));
+    if (endpoints) endpointsOf.set(serviceRefKey(d.request), endpoints);
+  }, () => false);
+  const owners = new Set<string>();
+  for (const d of toMove) {
+    owners.add(uidOf(d.live)!);
+    const endpoints = endpointsOf.get(serviceRefKey(d.request));
+    if (endpoints) owners.add(uidOf(endpoints)!);
+  }
+  const scan = await findOwnedObjects(ctx.rest, new Set(toMove.map((d) => d.request.namespace)), owners);
+  ctx.warnings.push(...scan.warnings);
+  return { endpointsOf, ownedBy: scan.byOwner };
+}
+
+/**
+ * Phase 1: every move journaled, in packs, before the first delete; then its dependents detached. If anything
+ * fails here, phase 1 is undone and the run stops with no Service deleted.
+ */
+async function journalPhase(run: Run, work: Array<Exclude<Decision, { kind: "skip" }>>): Promise<Prepared[]> {
+  const { ctx, failures } = run;
+  const prepared: Prepared[] = [];
+  const fresh = work.filter((d): d is MoveDecision => d.kind === "move");
+  try {
+    const entries = fresh.map((d) => journalEntryFor(d, run.ownedBy, run.endpointsOf));
+    for (const d of fresh) faultPoint("before-journal", serviceRefKey(d.request));
+    await ctx.journal.writeAll(entries);
+    for (const d of fresh) faultPoint("after-journal", serviceRefKey(d.request));
+    await inLanes(fresh.map((d, i) => ({ d, entry: entries[i] })), run.wide, async ({ d, entry }) => {
+      try {
+        prepared.push(await detachMove(ctx, d.request, entry));
+      } catch (err) {
+        failWith(run, serviceRefKey(d.request))(err);
+      }
+    }, () => failures.length > 0);
+  } catch (err) {
+    failures.push(failureLine(err, ctx.rest.server, "journaling the Service moves"));
+  }
+  for (const d of work) if (d.kind === "resume") prepared.push(preparedMove(d.request, d.entry, d.live, "completed-from-journal"));
+  if (failures.length === 0) return prepared;
+  const undone = await Promise.all(fresh.map((d) => {
+    const entry = ctx.journal.entries.get(serviceRefKey(d.request));
+    return entry ? abandon(ctx, { entry, outcome: "moved" }).catch((err) => { failWith(run, serviceRefKey(d.request))(err); return false; }) : false;
+  }));
+  await ctx.journal.remove(fresh.filter((_, i) => undone[i]).map((d) => serviceRefKey(d.request))).catch((err) => { failures.push(failureLine(err, ctx.rest.server, "removing journal entries")); });
+  await run.kubernetes;
+  throw moveError([...failures, "no Service was deleted; run again once the above is fixed"].join("\n"));
+}
+
+interface SwapPhase {
+  /** Swapped moves whose bookkeeping waits for phase 3. */
+  swapped: Swapped[];
+  /** Moves with hand-made Endpoints: their settle started at once, beside the other swaps. */
+  settling: Promise<void>[];
+  started: Set<Prepared>;
+  /** Keys of moves finished (their journal entries may go). */
+  finished: string[];
+}
+
+function finishInto(run: Run, phase: SwapPhase): (s: Swapped) => Promise<void> {
+  return (s) => finishMove(run.ctx, s).then(() => { phase.finished.push(serviceRefKey(s.prepared.request)); }, failWith(run, serviceRefKey(s.prepared.request)));
+}
+
+/**
+ * Phase 2: the swaps, `parallelism` at a time (adapting to the gaps measured) and nothing else in flight but the
+ * Endpoints settles. Selector-less Services go first: their settle then overlaps the other swaps.
+ */
+async function swapPhase(run: Run, prepared: Prepared[]): Promise<SwapPhase> {
+  const { ctx, report } = run;
+  const phase: SwapPhase = { swapped: [], settling: [], started: new Set(), finished: [] };
+  prepared.sort((a, b) => Number(a.entry.endpoints === undefined) - Number(b.entry.endpoints === undefined));
+  const lanes = adaptiveLimit(ctx.options.parallelism);
+  await inAdaptiveLanes(prepared, lanes, async (p) => {
+    phase.started.add(p);
+    try {
+      const s = await swapMove(ctx, p);
+      report.results.push(s.result);
+      if (s.result.gapMillis !== undefined) lanes.record(s.result.gapMillis);
+      report.swapLanes = lanes.range();
+      // the settle is mostly waiting: it starts at once and holds no lane
+      if (p.entry.endpoints) phase.settling.push(finishInto(run, phase)(s));
+      else phase.swapped.push(s);
+    } catch (err) {
+      failWith(run, serviceRefKey(p.request))(err);
+    }
+  }, () => run.failures.length > 0);
+  return phase;
+}
+
+/**
+ * Phase 3, bookkeeping: re-link, verify; undo phase 1 for moves never started; then the journal entries go, one
+ * write per journal Secret. Returns how many moves were never started.
+ */
+async function finishPhase(run: Run, prepared: Prepared[], phase: SwapPhase): Promise<number> {
+  const { ctx } = run;
+  await inLanes(phase.swapped, run.wide, finishInto(run, phase), () => false);
+  await Promise.all(phase.settling);
+  const notStarted = prepared.filter((p) => !phase.started.has(p));
+  const undone = await Promise.all(notStarted.map((p) => abandon(ctx, p).catch((err) => { failWith(run, serviceRefKey(p.request))(err); return false; })));
+  const removable = [...phase.finished, ...notStarted.filter((_, i) => undone[i]).map((p) => serviceRefKey(p.request))];
+  await ctx.journal.remove(removable).catch((err) => { run.failures.push(failureLine(err, ctx.rest.server, "removing journal entries of finished moves")); });
+  for (const key of phase.finished) faultPoint("after-journal-remove", key);
+  run.report.kubernetesService = await run.kubernetes;
+  return notStarted.length;
+}
+
+/** Everything read-only before phase 1: the cluster and journals read, each move decided, the new range probed. */
+async function startRun(ctx: Context, moveSpec: ServiceMoveSpec, options: MoverOptions): Promise<{ run: Run; work: Array<Exclude<Decision, { kind: "skip" }>> }> {
+  let view: ClusterView;
+  try {
+    ctx.journal = await loadJournal(ctx.rest, ctx.journalNamespace);
+    await removeProbes(ctx);
+    view = await readCluster(ctx);
+  } catch (err) {
+    throw moveError(failureLine(err, ctx.rest.server, "reading Services and journals"));
+  }
+  const problems: string[] = [];
+  const requests = [...moveSpec.moves, ...adoptedJournals(view, moveSpec, options.adoptJournals === true)];
+  const decisions = requests.map((m) => decide(ctx, view, m, problems)).filter((d): d is Decision => d !== undefined);
+  if (problems.length > 0) throw moveError(problems.join("\n"));
+
+  await probeNewRange(ctx, decisions, view);
+
+  const report: MoveReport = { results: [], standIns: [], warnings: ctx.warnings, totalMillis: 0 };
+  for (const standIn of moveSpec.standIns ?? []) {
+    report.standIns.push({ namespace: standIn.namespace, name: standIn.name, ip: standIn.ip, ...(await ensureStandIn(ctx, view, standIn)) });
+  }
+  const dependents = await findDependents(ctx, decisions.filter((d): d is MoveDecision => d.kind === "move"));
+  const failures: string[] = [];
+  const kubernetesRequest = moveSpec.kubernetesService ?? adoptedKubernetesJournal(view, options.adoptJournals === true);
+  const kubernetes = kubernetesRequest
+    ? moveKubernetesService(ctx, view, kubernetesRequest).catch((err) => {
+      failures.push(failureLine(err, ctx.rest.server, "moving Service default/kubernetes"));
+      return undefined;
+    })
+    : Promise.resolve(undefined);
+  for (const d of decisions) if (d.kind === "skip") report.results.push(d.result);
+  const run: Run = { ctx, report, failures, kubernetes, ...dependents, wide: Math.max(ctx.options.parallelism, WIDE_LANES) };
+  return { run, work: decisions.filter((d): d is Exclude<Decision, { kind: "skip" }> => d.kind !== "skip") };
+}
+
 export async function runServiceMoves(kc: KubeConfig, moveSpec: ServiceMoveSpec, options: MoverOptions): Promise<MoveReport> {
   const started0 = nowMs();
   const invalid = validateSpec(moveSpec, options);
@@ -118,126 +282,14 @@ export async function runServiceMoves(kc: KubeConfig, moveSpec: ServiceMoveSpec,
     warnings: [],
   };
   try {
-    let view: ClusterView;
-    try {
-      ctx.journal = await loadJournal(rest, ctx.journalNamespace);
-      await removeProbes(ctx);
-      view = await readCluster(ctx);
-    } catch (err) {
-      throw moveError(failureLine(err, rest.server, "reading Services and journals"));
-    }
-    const problems: string[] = [];
-    const requests = [...moveSpec.moves, ...adoptedJournals(view, moveSpec, options.adoptJournals === true)];
-    const decisions = requests.map((m) => decide(ctx, view, m, problems)).filter((d): d is Decision => d !== undefined);
-    if (problems.length > 0) throw moveError(problems.join("\n"));
-
-    await probeNewRange(ctx, decisions, view);
-
-    const report: MoveReport = { results: [], standIns: [], warnings: ctx.warnings, totalMillis: 0 };
-    for (const standIn of moveSpec.standIns ?? []) {
-      report.standIns.push({ namespace: standIn.namespace, name: standIn.name, ip: standIn.ip, ...(await ensureStandIn(ctx, view, standIn)) });
-    }
-
-    const toMove = decisions.filter((d): d is Extract<Decision, { kind: "move" }> => d.kind === "move");
-    const endpointsOf = new Map<string, KubeObject>();
-    let ownedBy = new Map<string, JournaledDependent[]>();
-    if (toMove.length > 0) {
-      await inLanes(toMove.filter((d) => !hasSelector(d.live)), ctx.options.parallelism * 2, async (d) => {
-        const endpoints = await rest.getOptional(paths.endpoints(d.request.namespace, d.request.name));
-        if (endpoints) endpointsOf.set(serviceRefKey(d.request), endpoints);
-      }, () => false);
-      const owners = new Set<string>();
-      for (const d of toMove) {
-        owners.add(uidOf(d.live)!);
-        const endpoints = endpointsOf.get(serviceRefKey(d.request));
-        if (endpoints) owners.add(uidOf(endpoints)!);
-      }
-      const scan = await findOwnedObjects(rest, new Set(toMove.map((d) => d.request.namespace)), owners);
-      ownedBy = scan.byOwner;
-      ctx.warnings.push(...scan.warnings);
-    }
-
-    const failures: string[] = [];
-    const fail = (key: string) => (err: unknown) => { failures.push(failureLine(err, rest.server, `moving Service ${key}`)); };
-    const stopped = () => failures.length > 0;
-    const kubernetesRequest = moveSpec.kubernetesService ?? adoptedKubernetesJournal(view, options.adoptJournals === true);
-    const kubernetes = kubernetesRequest
-      ? moveKubernetesService(ctx, view, kubernetesRequest).catch((err) => {
-        failures.push(failureLine(err, rest.server, "moving Service default/kubernetes"));
-        return undefined;
-      })
-      : Promise.resolve(undefined);
-    for (const d of decisions) if (d.kind === "skip") report.results.push(d.result);
-    const work = decisions.filter((d): d is Exclude<Decision, { kind: "skip" }> => d.kind !== "skip");
-    // Bookkeeping (journal writes and removals) runs wider than the moves: it deletes nothing.
-    const wide = Math.max(ctx.options.parallelism, WIDE_LANES);
-
-    // 1. Journal every move, in packs, before the first delete; then detach their dependents.
+    const { run, work } = await startRun(ctx, moveSpec, options);
     const journalStart = nowMs();
-    const prepared: Prepared[] = [];
-    const fresh = work.filter((d): d is Extract<Decision, { kind: "move" }> => d.kind === "move");
-    try {
-      const entries = fresh.map((d) => journalEntryFor(d, ownedBy, endpointsOf));
-      for (const d of fresh) faultPoint("before-journal", serviceRefKey(d.request));
-      await ctx.journal.writeAll(entries);
-      for (const d of fresh) faultPoint("after-journal", serviceRefKey(d.request));
-      await inLanes(fresh.map((d, i) => ({ d, entry: entries[i] })), wide, async ({ d, entry }) => {
-        try {
-          prepared.push(await detachMove(ctx, d.request, entry));
-        } catch (err) {
-          fail(serviceRefKey(d.request))(err);
-        }
-      }, stopped);
-    } catch (err) {
-      failures.push(failureLine(err, rest.server, "journaling the Service moves"));
-    }
-    for (const d of work) if (d.kind === "resume") prepared.push({ request: d.request, entry: d.entry, live: d.live, outcome: "completed-from-journal" });
-    if (failures.length > 0) {
-      const undone = await Promise.all(fresh.map((d) => {
-        const entry = ctx.journal.entries.get(serviceRefKey(d.request));
-        return entry ? abandon(ctx, { request: d.request, entry, live: d.live, outcome: "moved" }).catch((err) => { fail(serviceRefKey(d.request))(err); return false; }) : false;
-      }));
-      await ctx.journal.remove(fresh.filter((_, i) => undone[i]).map((d) => serviceRefKey(d.request))).catch((err) => { failures.push(failureLine(err, rest.server, "removing journal entries")); });
-      await kubernetes;
-      throw moveError([...failures, "no Service was deleted; run again once the above is fixed"].join("\n"));
-    }
-
-    // 2. The swaps, `parallelism` at a time and nothing else in flight but the Endpoints settles. Selector-less
-    // Services go first: their settle then overlaps the other swaps.
-    prepared.sort((a, b) => Number(a.entry.endpoints === undefined) - Number(b.entry.endpoints === undefined));
+    const prepared = await journalPhase(run, work);
     const swapStart = nowMs();
-    const swapped: Swapped[] = [];
-    const settling: Promise<void>[] = [];
-    const started = new Set<Prepared>();
-    const finished: string[] = [];
-    const finish = (s: Swapped) => finishMove(ctx, s).then(() => { finished.push(serviceRefKey(s.prepared.request)); }, fail(serviceRefKey(s.prepared.request)));
-    const lanes = adaptiveLimit(ctx.options.parallelism);
-    await inAdaptiveLanes(prepared, lanes, async (p) => {
-      started.add(p);
-      try {
-        const s = await swapMove(ctx, p);
-        report.results.push(s.result);
-        if (s.result.gapMillis !== undefined) lanes.record(s.result.gapMillis);
-        report.swapLanes = lanes.range();
-        // the settle is mostly waiting: it starts at once and holds no lane
-        if (p.entry.endpoints) settling.push(finish(s));
-        else swapped.push(s);
-      } catch (err) {
-        fail(serviceRefKey(p.request))(err);
-      }
-    }, stopped);
-
-    // 3. Bookkeeping: re-link, verify; undo phase 1 for moves never started; then the journal entries go, one
-    // write per journal Secret.
+    const phase = await swapPhase(run, prepared);
     const finishStart = nowMs();
-    await inLanes(swapped, wide, finish, () => false);
-    await Promise.all(settling);
-    const notStarted = prepared.filter((p) => !started.has(p));
-    const undone = await Promise.all(notStarted.map((p) => abandon(ctx, p).catch((err) => { fail(serviceRefKey(p.request))(err); return false; })));
-    const removable = [...finished, ...notStarted.filter((_, i) => undone[i]).map((p) => serviceRefKey(p.request))];
-    await ctx.journal.remove(removable).catch((err) => { failures.push(failureLine(err, rest.server, "removing journal entries of finished moves")); });
-    for (const key of finished) faultPoint("after-journal-remove", key);
-    report.kubernetesService = await kubernetes;
+    const notStarted = await finishPhase(run, prepared, phase);
+    const { report, failures } = run;
     report.timings = {
       preflightMillis: round(journalStart - started0),
       journalMillis: round(swapStart - journalStart),
@@ -245,7 +297,7 @@ export async function runServiceMoves(kc: KubeConfig, moveSpec: ServiceMoveSpec,
       finishMillis: round(nowMs() - finishStart),
     };
     if (failures.length > 0) {
-      throw moveError([...failures, ...(notStarted.length > 0 ? [`${notStarted.length} other Service move(s) were not started (nothing of them changed); run again once the above is fixed`] : [])].join("\n"));
+      throw moveError([...failures, ...(notStarted > 0 ? [`${notStarted} other Service move(s) were not started (nothing of them changed); run again once the above is fixed`] : [])].join("\n"));
     }
     report.results.sort((a, b) => serviceRefKey(a).localeCompare(serviceRefKey(b)));
     report.totalMillis = round(nowMs() - started0);

@@ -1,14 +1,13 @@
 import { MANAGED_BY_LABEL, sameEndpoints } from "./dependents";
 import { faultPoint } from "./faultHook";
-import { JournalEntry } from "./journal";
 import { ServiceRef, serviceRefKey } from "./serviceRef";
 import { isStatus, isTransient, KubeApiError, KubeObject, paths } from "./kubeRest";
 import { MoveResult } from "./moveTypes";
-import { buildRecreateBody, clusterIpsOf, differingUserFields, spec } from "./recreateBody";
+import { clusterIpsOf, differingUserFields, spec } from "./recreateBody";
 import { bridgeEndpoints, bridgeSlices, SERVICE_NAME_LABEL } from "./endpointBridge";
 import { restoreEndpoints, verifyService } from "./finish";
 import { Context, LEAK_SUSPICION_MS, MAX_BACKOFF_MS, POLL_MS, journalWhere, moveError, nowMs, retrying, round, sleep, uidOf, writeJournal } from "./moverContext";
-import { Prepared, rollBack } from "./prepare";
+import { Prepared, recreateBodyOf, rollBack } from "./prepare";
 
 /** Phase 2: the swap itself, delete and at once re-create at the planned IP, with the waits for finalizers and leaked allocations and the Endpoints bridge from a stand-in. */
 
@@ -126,9 +125,11 @@ export async function waitGone(ctx: Context, ref: ServiceRef, uid: string | unde
  * Deletes the journaled Service, only if it is still exactly the journaled object: the preconditions carry its
  * uid and resourceVersion. If someone changed it since it was journaled, the journal is brought up to date and
  * the delete tried again, so the re-create never loses an edit made in the meantime. Hand-made Endpoints are read
- * once more just before, for the same reason (the apiserver deletes them with the Service).
+ * once more just before, for the same reason (the apiserver deletes them with the Service). A refreshed original
+ * gets its re-create body built again.
  */
-async function deleteJournaled(ctx: Context, entry: JournalEntry, where: string): Promise<void> {
+async function deleteJournaled(ctx: Context, prepared: Prepared, where: string): Promise<void> {
+  const { entry } = prepared;
   const key = serviceRefKey(entry);
   if (entry.endpoints) {
     const current = await ctx.rest.getOptional(paths.endpoints(entry.namespace, entry.name));
@@ -152,13 +153,15 @@ async function deleteJournaled(ctx: Context, entry: JournalEntry, where: string)
       }
       if (current.metadata?.deletionTimestamp) return; // our delete went through, its answer was lost
       entry.service = current;
+      prepared.recreate = recreateBodyOf(entry);
       await writeJournal(ctx, entry);
     }
   }
 }
 
 /** Deletes (the vacated stand-in, or the original) and creates at toIP; returns the created object and the gap. */
-async function swapIn(ctx: Context, entry: JournalEntry, live: KubeObject | undefined, where: string): Promise<{ created: KubeObject; gapMillis: number; attempts: number; createdAt?: number; bridgedMillis?: number }> {
+async function swapIn(ctx: Context, prepared: Prepared, where: string): Promise<{ created: KubeObject; gapMillis: number; attempts: number; createdAt?: number; bridgedMillis?: number }> {
+  const { entry, live } = prepared;
   const key = serviceRefKey(entry);
   const oldUid = uidOf(entry.service);
   if (entry.vacate) {
@@ -174,11 +177,11 @@ async function swapIn(ctx: Context, entry: JournalEntry, live: KubeObject | unde
     if (live && uidOf(live) === oldUid) {
       oldSlices = (await controllerSlices(entry.name)).filter((slice) => ownerUidsOf(slice).includes(oldUid!));
       oldEndpoints = await ctx.rest.getOptional(paths.endpoints(entry.namespace, entry.name));
-      if (!live.metadata?.deletionTimestamp) await deleteJournaled(ctx, entry, where);
+      if (!live.metadata?.deletionTimestamp) await deleteJournaled(ctx, prepared, where);
       await waitGone(ctx, entry, oldUid);
       faultPoint("after-old-dns-delete", key);
     }
-    const { body } = buildRecreateBody(entry.service, entry.fromIP, entry.toIP);
+    const { body } = prepared.recreate;
     const standIn = await ctx.rest.getOptional(paths.service(entry.vacate.namespace, entry.vacate.name));
     const fromStandIn = standIn ? await controllerSlices(entry.vacate.name) : [];
     const standInSlices = fromStandIn.some(hasEndpoints) ? fromStandIn : oldSlices;
@@ -196,12 +199,12 @@ async function swapIn(ctx: Context, entry: JournalEntry, live: KubeObject | unde
     return { created, gapMillis: createdAt - deleted, attempts, createdAt, bridgedMillis: nowMs() - createdAt };
   }
   if (live && uidOf(live) === oldUid && !live.metadata?.deletionTimestamp) {
-    await deleteJournaled(ctx, entry, where);
+    await deleteJournaled(ctx, prepared, where);
   }
   const deleted = nowMs();
   faultPoint("after-delete", key);
-  // built after the delete: deleteJournaled may have refreshed the journaled original
-  const { body } = buildRecreateBody(entry.service, entry.fromIP, entry.toIP);
+  // read after the delete: deleteJournaled may have refreshed the journaled original
+  const { body } = prepared.recreate;
   const { created, attempts } = await createWhenFree(ctx, body, key, oldUid, where);
   return { created, gapMillis: nowMs() - deleted, attempts };
 }
@@ -260,7 +263,7 @@ export async function swapMove(ctx: Context, prepared: Prepared): Promise<Swappe
   } else {
     let swapped: Awaited<ReturnType<typeof swapIn>>;
     try {
-      swapped = await swapIn(ctx, entry, prepared.live, where);
+      swapped = await swapIn(ctx, prepared, where);
     } catch (err) {
       const rejected = (err as { rejectedCreate?: string }).rejectedCreate;
       if (rejected && !entry.vacate) return rollBack(ctx, prepared, rejected);
@@ -274,8 +277,8 @@ export async function swapMove(ctx: Context, prepared: Prepared): Promise<Swappe
     faultPoint("after-create", key);
     ctx.options.log?.(`Service ${key}: ${entry.fromIP} -> ${entry.toIP} (gap ${result.gapMillis} ms)`);
   }
-  verifyService(entry, created, where);
-  const { correctedAnnotations, pinnedInLastApplied } = buildRecreateBody(entry.service, entry.fromIP, entry.toIP);
+  verifyService(prepared, created, where);
+  const { correctedAnnotations, pinnedInLastApplied } = prepared.recreate;
   result.correctedAnnotations = correctedAnnotations;
   result.pinnedInLastApplied = pinnedInLastApplied;
   const uidMap = new Map<string, string>([[uidOf(entry.service)!, uidOf(created)!]]);
