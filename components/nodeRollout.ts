@@ -43,6 +43,7 @@ import { readFile, readNodeFile } from "../lib/remote/scripts/readFile";
 import { setKubeletClusterDns } from "../lib/remote/scripts/setKubeletClusterDns";
 import { ConnectionOptions, SshCredentials, connectionFor } from "./remoteConnection";
 import { stepId } from "../lib/plan/stepIds";
+import { DEFAULT_REJOIN_TIMEOUT_SECONDS } from "../lib/nodeMove/apiSteps/rejoin";
 
 export const KUBELET_CONFIG_PATH = "/var/lib/kubelet/config.yaml";
 export const JOIN_TOKEN_COMMAND = "kubeadm token create --print-join-command --ttl 2h";
@@ -111,52 +112,24 @@ export class NodeRollout extends pulumi.ComponentResource {
         return fail((error as Error).message);
       }
     };
-
-    const plan = args.plan;
-    if (!plan || !Array.isArray(plan.nodes)) fail("plan is missing its node moves; pass lib/plan's buildPlan() result");
-    const backupDir = guard(() => nodeBackupDir(args.runId));
-    this.waves = guard(() => rolloutWaves(plan.nodes));
-    const targets = new Map((args.nodes ?? []).map((n) => [n.name, n]));
-    const rollout = args.rollout;
-    if (!rollout || (rollout.strategy !== "reregister" && rollout.strategy !== "kubeadm-rejoin")) {
-      fail(`rollout.strategy ${JSON.stringify(rollout?.strategy)} must be "reregister" or "kubeadm-rejoin"`);
-    }
-    if (!Number.isSafeInteger(rollout.drainTimeoutSeconds) || rollout.drainTimeoutSeconds <= 0) {
-      fail(`rollout.drainTimeoutSeconds ${rollout.drainTimeoutSeconds} must be a positive whole number of seconds, e.g. 300`);
-    }
-    const rejoinTimeout = args.rejoinTimeoutSeconds ?? 600;
-    if (!Number.isSafeInteger(rejoinTimeout) || rejoinTimeout <= 0) fail(`rejoinTimeoutSeconds ${rejoinTimeout} must be a positive whole number of seconds, e.g. 600`);
-    if (args.unmanagedPods !== undefined && args.unmanagedPods !== "refuse" && args.unmanagedPods !== "evict") {
-      fail(`unmanagedPods ${JSON.stringify(args.unmanagedPods)} must be "refuse" or "evict"`);
-    }
-    for (const wave of this.waves) {
-      for (const move of wave.nodes) {
-        const target = targets.get(move.name);
-        if (!target) fail(`node ${move.name} is planned to move but is not in cidr-migration:nodes; add it with its SSH host, or re-plan`);
-        guard(() => connectionFor(target!, args.ssh, args.connection));
-      }
-    }
-    const tokenNode = rollout.strategy === "kubeadm-rejoin" ? this.tokenNodeFor(args, fail) : undefined;
-
-    const nodeSteps = plan.phases.find((p) => p.name === "nodes")?.steps ?? [];
-    const secondsFor = (node: string): number => {
-      const step = nodeSteps.find((s) => s.id === stepId.node(node));
-      return step ? step.estimateSeconds : fail(`plan has no step nodes/${node}; re-run the planner`);
-    };
-    this.estimate = rolloutEstimate(this.waves, secondsFor, plan.phases.find((p) => p.name === "nodes")?.manualMinutes);
+    const checked = checkRolloutArgs(args, fail, guard);
+    this.waves = checked.waves;
+    this.estimate = rolloutEstimateOf(args.plan, this.waves, fail);
     void pulumi.log.info(this.estimate.summary, this);
 
     // DNS moved: the kubelets must point at the new DNS Service IP
-    const clusterDns = plan.dns.oldClusterIP !== undefined && plan.dns.oldClusterIP !== plan.dns.newClusterIP ? [plan.dns.newClusterIP] : undefined;
+    const { dns } = args.plan;
+    const clusterDns = dns.oldClusterIP !== undefined && dns.oldClusterIP !== dns.newClusterIP ? [dns.newClusterIP] : undefined;
     const common = { kubeconfig: args.kubeconfig, runId: args.runId };
 
+    // Every node of wave N+1 waits for the rejoin of every node of wave N.
     let previous: pulumi.Input<pulumi.Input<pulumi.Resource>[]> | pulumi.Input<pulumi.Resource> | undefined = opts?.dependsOn;
     let last: pulumi.Resource[] = [];
     for (const wave of this.waves) {
       const rejoins = wave.nodes.map((move) => {
-        const strategy = rollout.strategy === "kubeadm-rejoin" && move.role === "worker" ? "kubeadm-rejoin" : "reregister";
+        const strategy = args.rollout.strategy === "kubeadm-rejoin" && move.role === "worker" ? "kubeadm-rejoin" : "reregister";
         const steps = this.nodeSteps(`${name}-${move.name}`, move, strategy, {
-          target: targets.get(move.name)!, tokenNode, args, backupDir, clusterDns, common, rejoinTimeout, dependsOn: previous, guard,
+          ...checked, target: checked.targets.get(move.name)!, args, clusterDns, common, dependsOn: previous, guard,
         });
         this.steps[move.name] = steps;
         return steps.rejoin;
@@ -171,34 +144,10 @@ export class NodeRollout extends pulumi.ComponentResource {
     this.registerOutputs({ estimate: this.estimate, podCIDRs: this.podCIDRs });
   }
 
-  private tokenNodeFor(args: NodeRolloutArgs, fail: (message: string) => never): NodeTarget {
-    const controlPlanes = (args.nodes ?? []).filter((n) => n.role === "control-plane");
-    const node = args.tokenNode ? controlPlanes.find((n) => n.name === args.tokenNode) : controlPlanes[0];
-    if (!node) {
-      return fail(args.tokenNode
-        ? `tokenNode ${args.tokenNode} is not a control-plane node in cidr-migration:nodes; name one that is`
-        : "strategy kubeadm-rejoin needs a control-plane node in cidr-migration:nodes to create join tokens; add one (role: control-plane)");
-    }
-    return node;
-  }
-
-  private nodeSteps(prefix: string, move: NodeMove, strategy: NodeMoveSteps["strategy"], ctx: {
-    target: NodeTarget;
-    tokenNode?: NodeTarget;
-    args: NodeRolloutArgs;
-    backupDir: string;
-    clusterDns?: string[];
-    common: { kubeconfig: pulumi.Input<string>; runId: string };
-    rejoinTimeout: number;
-    dependsOn: pulumi.Input<pulumi.Input<pulumi.Resource>[]> | pulumi.Input<pulumi.Resource> | undefined;
-    guard: <T>(make: () => T) => T;
-  }): NodeMoveSteps {
+  private nodeSteps(prefix: string, move: NodeMove, strategy: NodeMoveSteps["strategy"], ctx: NodeStepContext): NodeMoveSteps {
     const { args, backupDir, common, guard } = ctx;
     const plan = args.plan;
-    const connection = connectionFor(ctx.target, args.ssh, args.connection);
-    const child = (dependsOn: pulumi.Resource[]): pulumi.CustomResourceOptions => ({ parent: this, dependsOn });
-    const script = (stepName: string, text: pulumi.Input<string>, dependsOn: pulumi.Resource[], extra: Partial<RemoteScriptArgs> = {}) =>
-      new RemoteScript(`${prefix}-${stepName}`, { connection, script: text, ...extra }, child(dependsOn));
+    const script = this.scriptFor(prefix, connectionFor(ctx.target, args.ssh, args.connection));
 
     const drain = new NodeDrain(`${prefix}-drain`, {
       ...common,
@@ -211,12 +160,11 @@ export class NodeRollout extends pulumi.ComponentResource {
 
     const oldPodCidrs = [plan.podCidr.from, ...(move.oldPodCIDR && move.oldPodCIDR !== plan.podCidr.from ? [move.oldPodCIDR] : [])];
     const cniCleanup = script("cni-cleanup", guard(() => cleanupCni({ cni: plan.cni, oldPodCidrs, backupDir, root: args.root })), [drain]);
-    const steps: NodeMoveSteps = { move, strategy, drain, cniCleanup } as NodeMoveSteps;
+    const steps = { move, strategy, drain, cniCleanup } as NodeMoveSteps;
 
-    let beforeDelete: pulumi.Resource = cniCleanup;
+    let beforeDelete: pulumi.Resource;
     if (strategy === "reregister") {
-      const kubelet = guard(() => kubeletReregister({ backupDir, root: args.root }));
-      steps.kubeletStop = script("kubelet-stop", kubelet.stop, [cniCleanup]);
+      steps.kubeletStop = script("kubelet-stop", guard(() => kubeletReregister({ backupDir, root: args.root })).stop, [cniCleanup]);
       beforeDelete = steps.kubeletStop;
     } else {
       // a fresh token per node, made right before its join, on a control-plane node; the output is the credential
@@ -227,44 +175,131 @@ export class NodeRollout extends pulumi.ComponentResource {
       }, { parent: this, dependsOn: [cniCleanup] });
       beforeDelete = steps.joinToken;
     }
-    steps.deregister = new NodeDeregister(`${prefix}-deregister`, { ...common, node: move.name }, child([beforeDelete]));
+    steps.deregister = new NodeDeregister(`${prefix}-deregister`, { ...common, node: move.name }, { parent: this, dependsOn: [beforeDelete] });
     let beforeStart: pulumi.Resource[] = [steps.deregister];
     if (plan.cni === "calico") {
-      steps.calicoIpam = new CalicoIpamRelease(`${prefix}-calico-ipam`, { ...common, node: move.name, oldPoolCidrs: [plan.podCidr.from] }, child([steps.deregister]));
+      steps.calicoIpam = new CalicoIpamRelease(`${prefix}-calico-ipam`, { ...common, node: move.name, oldPoolCidrs: [plan.podCidr.from] }, { parent: this, dependsOn: [steps.deregister] });
       beforeStart = [steps.calicoIpam];
     }
 
-    let rejoinAfter: pulumi.Resource;
-    if (strategy === "reregister") {
-      if (ctx.clusterDns) {
-        steps.kubeletConfigRead = script("kubelet-config-read", readFile({ path: KUBELET_CONFIG_PATH, root: args.root }), [steps.kubeletStop!]);
-        const edit = steps.kubeletConfigRead.stdout.apply((stdout) => setKubeletClusterDns({
-          configPath: KUBELET_CONFIG_PATH,
-          currentContent: readNodeFile(stdout, { node: move.name, path: KUBELET_CONFIG_PATH, step: "kubelet-config-read" }),
-          clusterDns: ctx.clusterDns!,
-          backupDir,
-          root: args.root,
-        }).script);
-        // the planned value, known at preview time while the edit itself is not
-        steps.kubeletConfigDns = script("kubelet-config-dns", edit, [steps.kubeletConfigRead], { triggers: [args.runId, ctx.clusterDns.join(",")] });
-        beforeStart = [...beforeStart, steps.kubeletConfigDns];
-      }
-      steps.kubeletStart = script("kubelet-start", guard(() => kubeletReregister({ backupDir, root: args.root })).start, beforeStart);
-      rejoinAfter = steps.kubeletStart;
-    } else {
-      const joinScript = pulumi.secret(steps.joinToken!.stdout).apply((stdout) => {
-        const join = parseJoinCommand(stdout);
-        return kubeadmRejoin({ ...join, rejoinId: args.runId, backupDir, nodeName: move.name, root: args.root }).reveal("kubeadm-rejoin script");
-      });
-      steps.kubeadmRejoin = script("kubeadm-rejoin", pulumi.secret(joinScript), beforeStart);
-      rejoinAfter = steps.kubeadmRejoin;
-    }
+    const rejoinAfter = strategy === "reregister"
+      ? this.kubeletRestart(steps, script, beforeStart, ctx)
+      : this.kubeadmJoinAgain(steps, script, beforeStart, ctx);
     steps.rejoin = new NodeRejoin(`${prefix}-rejoin`, {
       ...common,
       node: move.name,
       plannedPodCIDR: move.newPodCIDR,
       rejoinTimeoutSeconds: ctx.rejoinTimeout,
-    }, child([rejoinAfter]));
+    }, { parent: this, dependsOn: [rejoinAfter] });
     return steps;
   }
+
+  /** A RemoteScript step on one node, a child of this component. */
+  private scriptFor(prefix: string, connection: ReturnType<typeof connectionFor>): ScriptStep {
+    return (stepName, text, dependsOn, extra = {}) => new RemoteScript(`${prefix}-${stepName}`, { connection, script: text, ...extra }, { parent: this, dependsOn });
+  }
+
+  /** reregister: clusterDNS edited while the kubelet is stopped (it reads the file at start), then the kubelet started. */
+  private kubeletRestart(steps: NodeMoveSteps, script: ScriptStep, beforeStart: pulumi.Resource[], ctx: NodeStepContext): pulumi.Resource {
+    const { args, backupDir, guard } = ctx;
+    const node = steps.move.name;
+    if (ctx.clusterDns) {
+      steps.kubeletConfigRead = script("kubelet-config-read", readFile({ path: KUBELET_CONFIG_PATH, root: args.root }), [steps.kubeletStop!]);
+      const edit = steps.kubeletConfigRead.stdout.apply((stdout) => setKubeletClusterDns({
+        configPath: KUBELET_CONFIG_PATH,
+        currentContent: readNodeFile(stdout, { node, path: KUBELET_CONFIG_PATH, step: "kubelet-config-read" }),
+        clusterDns: ctx.clusterDns!,
+        backupDir,
+        root: args.root,
+      }).script);
+      // the planned value, known at preview time while the edit itself is not
+      steps.kubeletConfigDns = script("kubelet-config-dns", edit, [steps.kubeletConfigRead], { triggers: [args.runId, ctx.clusterDns.join(",")] });
+      beforeStart = [...beforeStart, steps.kubeletConfigDns];
+    }
+    steps.kubeletStart = script("kubelet-start", guard(() => kubeletReregister({ backupDir, root: args.root })).start, beforeStart);
+    return steps.kubeletStart;
+  }
+
+  /** kubeadm-rejoin: reset, clean and join with the fresh token; the join writes config.yaml from kubelet-config. */
+  private kubeadmJoinAgain(steps: NodeMoveSteps, script: ScriptStep, beforeStart: pulumi.Resource[], ctx: NodeStepContext): pulumi.Resource {
+    const { args, backupDir } = ctx;
+    const joinScript = pulumi.secret(steps.joinToken!.stdout).apply((stdout) => {
+      const join = parseJoinCommand(stdout);
+      return kubeadmRejoin({ ...join, rejoinId: args.runId, backupDir, nodeName: steps.move.name, root: args.root }).reveal("kubeadm-rejoin script");
+    });
+    steps.kubeadmRejoin = script("kubeadm-rejoin", pulumi.secret(joinScript), beforeStart);
+    return steps.kubeadmRejoin;
+  }
+}
+
+type ScriptStep = (stepName: string, text: pulumi.Input<string>, dependsOn: pulumi.Resource[], extra?: Partial<RemoteScriptArgs>) => RemoteScript;
+
+/** The arguments, checked once for all nodes. */
+interface CheckedRollout {
+  waves: RolloutWave[];
+  targets: Map<string, NodeTarget>;
+  backupDir: string;
+  rejoinTimeout: number;
+  tokenNode?: NodeTarget;
+}
+
+/** What one node's steps are declared from. */
+interface NodeStepContext extends CheckedRollout {
+  target: NodeTarget;
+  args: NodeRolloutArgs;
+  clusterDns?: string[];
+  common: { kubeconfig: pulumi.Input<string>; runId: string };
+  dependsOn: pulumi.Input<pulumi.Input<pulumi.Resource>[]> | pulumi.Input<pulumi.Resource> | undefined;
+  guard: <T>(make: () => T) => T;
+}
+
+/** Every argument checked before any step is declared: a bad one fails the component, naming it. */
+function checkRolloutArgs(args: NodeRolloutArgs, fail: (message: string) => never, guard: <T>(make: () => T) => T): CheckedRollout {
+  const plan = args.plan;
+  if (!plan || !Array.isArray(plan.nodes)) fail("plan is missing its node moves; pass lib/plan's buildPlan() result");
+  const backupDir = guard(() => nodeBackupDir(args.runId));
+  const waves = guard(() => rolloutWaves(plan.nodes));
+  const targets = new Map((args.nodes ?? []).map((n) => [n.name, n]));
+  const rollout = args.rollout;
+  if (!rollout || (rollout.strategy !== "reregister" && rollout.strategy !== "kubeadm-rejoin")) {
+    fail(`rollout.strategy ${JSON.stringify(rollout?.strategy)} must be "reregister" or "kubeadm-rejoin"`);
+  }
+  if (!Number.isSafeInteger(rollout.drainTimeoutSeconds) || rollout.drainTimeoutSeconds <= 0) {
+    fail(`rollout.drainTimeoutSeconds ${rollout.drainTimeoutSeconds} must be a positive whole number of seconds, e.g. 300`);
+  }
+  const rejoinTimeout = args.rejoinTimeoutSeconds ?? DEFAULT_REJOIN_TIMEOUT_SECONDS;
+  if (!Number.isSafeInteger(rejoinTimeout) || rejoinTimeout <= 0) fail(`rejoinTimeoutSeconds ${rejoinTimeout} must be a positive whole number of seconds, e.g. 600`);
+  if (args.unmanagedPods !== undefined && args.unmanagedPods !== "refuse" && args.unmanagedPods !== "evict") {
+    fail(`unmanagedPods ${JSON.stringify(args.unmanagedPods)} must be "refuse" or "evict"`);
+  }
+  for (const wave of waves) {
+    for (const move of wave.nodes) {
+      const target = targets.get(move.name);
+      if (!target) fail(`node ${move.name} is planned to move but is not in cidr-migration:nodes; add it with its SSH host, or re-plan`);
+      guard(() => connectionFor(target!, args.ssh, args.connection));
+    }
+  }
+  const tokenNode = rollout.strategy === "kubeadm-rejoin" ? tokenNodeFor(args, fail) : undefined;
+  return { waves, targets, backupDir, rejoinTimeout, tokenNode };
+}
+
+function tokenNodeFor(args: NodeRolloutArgs, fail: (message: string) => never): NodeTarget {
+  const controlPlanes = (args.nodes ?? []).filter((n) => n.role === "control-plane");
+  const node = args.tokenNode ? controlPlanes.find((n) => n.name === args.tokenNode) : controlPlanes[0];
+  if (!node) {
+    return fail(args.tokenNode
+      ? `tokenNode ${args.tokenNode} is not a control-plane node in cidr-migration:nodes; name one that is`
+      : "strategy kubeadm-rejoin needs a control-plane node in cidr-migration:nodes to create join tokens; add one (role: control-plane)");
+  }
+  return node;
+}
+
+/** The plan's estimate per node, summed over the waves, beside the manual runbook's. */
+function rolloutEstimateOf(plan: Plan, waves: RolloutWave[], fail: (message: string) => never): RolloutEstimate {
+  const nodesPhase = plan.phases.find((p) => p.name === "nodes");
+  const secondsFor = (node: string): number => {
+    const step = nodesPhase?.steps.find((s) => s.id === stepId.node(node));
+    return step ? step.estimateSeconds : fail(`plan has no step nodes/${node}; re-run the planner`);
+  };
+  return rolloutEstimate(waves, secondsFor, nodesPhase?.manualMinutes);
 }

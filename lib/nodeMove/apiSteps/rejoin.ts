@@ -4,35 +4,63 @@
  * DaemonSet pods left from the old Node, wait Ready, uncordon (back to the backed-up unschedulable), wait for the
  * node's DaemonSet pods to be Ready in the new subnet, and verify podCIDR and metadata.
  */
+import { V1Node } from "@kubernetes/client-node";
 import { describeKubeError } from "../../config/kubeClient";
 import { podKey } from "../drainDecision";
 import { describeDifferences, metadataDifferences, metadataMergePatch, metadataOf, restoredMetadata } from "../nodeMetadata";
 import { isReady, podCidrAction, podsBack, registrationState, staleDaemonSetPods } from "../rejoinChecks";
 import { evict, policyVersion } from "./eviction";
+import { NodeBackupRecord } from "../backupRecord";
 import { StepRun, mergePatch } from "./stepRun";
 
 export const DEFAULT_REJOIN_TIMEOUT_SECONDS = 600;
 
+/** What each stage of the rejoin reads: the run, its backup record, the planned podCIDR, and the wait limit. */
+interface Rejoin {
+  run: StepRun;
+  record: NodeBackupRecord;
+  planned: string;
+  timeout: number;
+}
+
 export async function rejoin(run: StepRun): Promise<Record<string, unknown>> {
   const { inputs } = run;
-  const timeout = inputs.rejoinTimeoutSeconds ?? DEFAULT_REJOIN_TIMEOUT_SECONDS;
   const planned = inputs.plannedPodCIDR!;
   const { record, phase } = await run.requireBackup();
   if (record.plannedPodCIDR !== planned) {
     throw new Error(`node ${inputs.node}: the backup of run "${inputs.runId}" was taken for podCIDR ${record.plannedPodCIDR}, this step plans ${planned}; re-plan or use a new snapshot.trigger`);
   }
+  const r: Rejoin = { run, record, planned, timeout: inputs.rejoinTimeoutSeconds ?? DEFAULT_REJOIN_TIMEOUT_SECONDS };
+  const registered = await waitReregistered(r);
+  const assigned = await assignPodCidrAndRestore(r, registered);
+  const replaced = await replaceOldDaemonSetPods(r);
+  await waitPodsBackInNewSubnet(r);
+  await verifyRestored(r);
+  await run.setPhase(phase, "restored");
+  run.log(`verified: podCIDR ${planned}, metadata as before the move, ${record.daemonSets.length} DaemonSet pod(s) back`);
+  return { podCIDR: planned, assignedPodCIDR: assigned, daemonSets: record.daemonSets, replacedPods: [...replaced].sort(), backupConfigMap: run.backupName(), elapsedSeconds: run.elapsedSeconds() };
+}
 
-  // 1. the kubelet's re-registration: a Node of the same name with a new uid
-  let fresh = await run.within(timeout, "re-registration of the Node by its kubelet", async () => {
-    const node = await run.readNode();
-    const state = registrationState(node, record.nodeUid);
-    if (state === "old-object") throw new Error(`node ${inputs.node}: the Node object from before the move still exists; the delete step must run before this one`);
-    return state === "re-registered" ? node : undefined;
+/** 1. The kubelet's re-registration: a Node of the same name with a new uid. */
+async function waitReregistered({ run, record, timeout }: Rejoin): Promise<V1Node> {
+  const node = await run.within(timeout, "re-registration of the Node by its kubelet", async () => {
+    const current = await run.readNode();
+    const state = registrationState(current, record.nodeUid);
+    if (state === "old-object") throw new Error(`node ${run.inputs.node}: the Node object from before the move still exists; the delete step must run before this one`);
+    return state === "re-registered" ? current : undefined;
   }, "no Node of that name has registered; check the kubelet on the node (journalctl -u kubelet)");
   run.log("re-registered (new uid)");
+  return node;
+}
 
-  // 2. podCIDR and metadata in one patch, guarded by resourceVersion: a concurrent kubelet or controller update
-  //    makes it conflict and it is recomputed from the newer object. The node stays cordoned until verified.
+/**
+ * 2. podCIDR and metadata in one patch, guarded by resourceVersion: a concurrent kubelet or controller update makes
+ * it conflict and it is recomputed from the newer object. The node stays cordoned until verified. Returns whether
+ * this run assigned the podCIDR.
+ */
+async function assignPodCidrAndRestore({ run, record, planned }: Rejoin, registered: V1Node): Promise<boolean> {
+  const { inputs } = run;
+  let fresh = registered;
   let assigned = false;
   for (let attempt = 1; ; attempt++) {
     const cidr = podCidrAction(inputs.node, fresh, planned);
@@ -55,9 +83,15 @@ export async function rejoin(run: StepRun): Promise<Record<string, unknown>> {
     }
   }
   run.log(`${assigned ? `podCIDR ${planned} assigned; ` : ""}labels, taints and annotations restored (still cordoned)`);
+  return assigned;
+}
 
-  // 3. the DaemonSet pods of the old Node (CNI agent, kube-proxy, ...) are replaced, then Ready, then back to the
-  //    backed-up schedulability
+/**
+ * 3. The DaemonSet pods of the old Node (CNI agent, kube-proxy, ...) are replaced, then Ready, then back to the
+ * backed-up schedulability. Returns the pods evicted.
+ */
+async function replaceOldDaemonSetPods({ run, record, planned, timeout }: Rejoin): Promise<Set<string>> {
+  const { inputs } = run;
   const version = await policyVersion(run);
   const toReplace = staleDaemonSetPods(await run.podsOnNode(), record.daemonSetPodUids, planned);
   const replaceUids = new Set(toReplace.map((p) => p.metadata!.uid!));
@@ -81,8 +115,11 @@ export async function rejoin(run: StepRun): Promise<Record<string, unknown>> {
     run.c.core.patchNode({ name: inputs.node, body: { spec: { unschedulable: record.metadata.unschedulable } } }, mergePatch()),
   );
   run.log(`${replaced.size} old DaemonSet pod(s) replaced; Ready; ${record.metadata.unschedulable ? "left cordoned, as it was before the migration" : "uncordoned"}`);
+  return replaced;
+}
 
-  // 4. its DaemonSet pods back and Ready, every pod address in the new subnet
+/** 4. Its DaemonSet pods back and Ready, every pod address in the new subnet. */
+async function waitPodsBackInNewSubnet({ run, record, planned, timeout }: Rejoin): Promise<void> {
   let last = podsBack([], record.daemonSets, planned);
   await run.within(timeout, "the node's pods coming back in the new subnet", async () => {
     last = podsBack(await run.podsOnNode(), record.daemonSets, planned);
@@ -91,14 +128,18 @@ export async function rejoin(run: StepRun): Promise<Record<string, unknown>> {
     last.missingDaemonSets.length ? `no Ready pod yet of DaemonSet ${last.missingDaemonSets.join(", ")}` : "",
     last.outside.length ? `pods outside ${planned}: ${last.outside.map((o) => `${o.pod} ${o.podIP}`).join(", ")} (the CNI still hands out old addresses: check its cleanup)` : "",
   ].filter(Boolean).join("; "));
+}
 
-  // 5. verify what the move promised
+/**
+ * 5. Verify what the move promised. The node lifecycle controller lifts the not-ready taint by patching the whole
+ * taint list computed from its cached Node, which can predate the restore above: a stale write can drop restored
+ * taints. Re-apply the restore until the Node matches its backup, and fail closed naming what still differs.
+ */
+async function verifyRestored({ run, record, planned, timeout }: Rejoin): Promise<void> {
+  const { inputs } = run;
   const final = await run.readNode();
   if (!final) throw new Error(`node ${inputs.node}: disappeared during verification`);
   if (final.spec?.podCIDR !== planned) throw new Error(`node ${inputs.node}: spec.podCIDR is ${final.spec?.podCIDR ?? "empty"}, planned ${planned}`);
-  // The node lifecycle controller lifts the not-ready taint by patching the whole taint list computed from its
-  // cached Node, which can predate the restore above: a stale write can drop restored taints. Re-apply the restore
-  // until the Node matches its backup, and fail closed naming what still differs.
   let differences = metadataDifferences(metadataOf(final), record.metadata);
   await run.within(timeout, "the Node's metadata matching its backup", async () => {
     const node = await run.readNode();
@@ -112,7 +153,4 @@ export async function rejoin(run: StepRun): Promise<Record<string, unknown>> {
     });
     return undefined;
   }, () => `metadata differs from its backup after the restore: ${describeDifferences(differences)}`);
-  await run.setPhase(phase, "restored");
-  run.log(`verified: podCIDR ${planned}, metadata as before the move, ${record.daemonSets.length} DaemonSet pod(s) back`);
-  return { podCIDR: planned, assignedPodCIDR: assigned, daemonSets: record.daemonSets, replacedPods: [...replaced].sort(), backupConfigMap: run.backupName(), elapsedSeconds: run.elapsedSeconds() };
 }
