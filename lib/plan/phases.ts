@@ -3,7 +3,7 @@
  * of the plan that index.ts's graph, the gate and the estimate all read. buildPlan (plan.ts) calls planPhases
  * once it knows which Services and nodes move.
  */
-import { MigrationConfig } from "../config/migrationConfig";
+import { MigrationConfig, NodeTarget } from "../config/migrationConfig";
 import { CILIUM_OPERATOR } from "../podNetwork/ciliumPool";
 import { isKubernetesService, serviceRefKey } from "../serviceMove/serviceRef";
 import { ControlPlaneStep, stepId } from "./stepIds";
@@ -44,33 +44,32 @@ export const STEP_ESTIMATE_SECONDS = {
   verify: 60,
 } as const;
 
-/** Builds the phases; each step's dependsOn names the steps that must finish first. */
-export function planPhases(config: MigrationConfig, cni: Plan["cni"], services: ServiceMove[], nodes: NodeMove[], dnsKey: string, kubernetesMoves: boolean): PlanPhase[] {
-  const E = STEP_ESTIMATE_SECONDS;
-  const phases: PlanPhase[] = [];
-  let previous: string[] = [];
-  const phase = (name: PhaseName, steps: PlanStep[]) => {
-    phases.push({ name, steps, estimateSeconds: 0, manualMinutes: MANUAL_RUNBOOK_MINUTES[name] });
+/** Collects the phases in order; a step's dependsOn names the steps that must finish first. */
+class PhaseList {
+  readonly phases: PlanPhase[] = [];
+
+  phase(name: PhaseName, steps: PlanStep[]): PlanStep[] {
+    this.phases.push({ name, steps, estimateSeconds: 0, manualMinutes: MANUAL_RUNBOOK_MINUTES[name] });
     return steps;
-  };
-  // Steps that wait on the same group share one dependsOn array (never mutated), which is also how sumBatches groups them.
-  const step = (id: string, action: string, target: string, dependsOn: string[], estimateSeconds: number): PlanStep => ({
-    id,
-    action,
-    target,
-    dependsOn,
-    estimateSeconds,
-  });
+  }
+}
 
-  phase("preflight", [step(stepId.preflight, "audit", "cluster", [], E.preflight)]);
-  previous = [stepId.preflight];
-  phase("snapshot", [step(stepId.snapshot, "etcd-snapshot", config.etcd.endpoints[0] ?? "etcd", previous, E.snapshot)]);
-  previous = [stepId.snapshot];
+/** Steps that wait on the same group share one dependsOn array (never mutated), which is also how sumBatches groups them. */
+function step(id: string, action: string, target: string, dependsOn: string[], estimateSeconds: number): PlanStep {
+  return { id, action, target, dependsOn, estimateSeconds };
+}
 
-  // KCM before the apiserver on each node, one control-plane node at a time (KCM keeps allocation off until the
-  // nodes moved: see nodes/enable-cidr-allocation).
+const E = STEP_ESTIMATE_SECONDS;
+
+/**
+ * KCM before the apiserver on each node, one control-plane node at a time (KCM keeps allocation off until the nodes
+ * moved: see nodes/enable-cidr-allocation); then the serving certificates once every apiserver serves the new range:
+ * in-cluster clients still reach the old kubernetes Service IP until the Services phase, and the re-issued
+ * certificate keeps that IP as a SAN. Returns the last step.
+ */
+function controlPlaneSteps(list: PhaseList, controlPlanes: NodeTarget[], after: string[]): string[] {
   const cpSteps: PlanStep[] = [];
-  const controlPlanes = config.nodes.filter((n) => n.role === "control-plane");
+  let previous = after;
   for (const cp of controlPlanes) {
     const id = (s: ControlPlaneStep) => stepId.controlPlane(cp.name, s);
     cpSteps.push(step(id("backup"), "backup-manifests", cp.name, previous, E.backupManifests));
@@ -78,94 +77,121 @@ export function planPhases(config: MigrationConfig, cni: Plan["cni"], services: 
     cpSteps.push(step(id("kube-apiserver"), "edit-manifest", `${cp.name}:kube-apiserver.yaml`, [id("kube-controller-manager")], E.editApiserver));
     previous = [id("kube-apiserver")];
   }
-  // The serving certificates once every apiserver serves the new range: in-cluster clients still reach the old
-  // kubernetes Service IP until the Services phase, and the re-issued certificate keeps that IP as a SAN.
   for (const cp of controlPlanes) {
     cpSteps.push(step(stepId.controlPlane(cp.name, "apiserver-cert"), "reissue-cert", `${cp.name}:apiserver.crt`, previous, E.reissueCert));
     previous = [stepId.controlPlane(cp.name, "apiserver-cert")];
   }
-  phase("control-plane", cpSteps);
-  const controlPlaneDone = previous;
+  list.phase("control-plane", cpSteps);
+  return previous;
+}
 
-  // Only what moves gets a step: an expansion re-creates neither the kubernetes Service nor the DNS Service.
-  const moving = services.filter((s) => s.action === "recreate");
+/**
+ * Only what moves gets a step: an expansion re-creates neither the kubernetes Service nor the DNS Service (the DNS
+ * Service has its own phase). The phase's estimate is its lanes' time, not the sum. Returns what later phases wait on.
+ */
+function serviceSteps(list: PhaseList, moving: ServiceMove[], dnsKey: string, kubernetesMoves: boolean, parallelism: number, after: string[]): string[] {
   const kubernetesSteps = kubernetesMoves
-    ? [step(stepId.kubernetesService, "recreate-by-apiserver", "Service default/kubernetes", controlPlaneDone, E.kubernetesService)]
+    ? [step(stepId.kubernetesService, "recreate-by-apiserver", "Service default/kubernetes", after, E.kubernetesService)]
     : [];
-  const serviceSteps = moving
+  const moves = moving
     .filter((s) => !isKubernetesService(s) && serviceRefKey(s) !== dnsKey)
-    .map((s) => step(stepId.service(s), "recreate", `Service ${serviceRefKey(s)}: ${s.oldClusterIP} -> ${s.newClusterIP}`, controlPlaneDone, E.serviceMove));
-  const servicesPhase = phase("services", [...kubernetesSteps, ...serviceSteps]);
-  const lanes = Math.max(1, config.services.parallelism);
-  phases[phases.length - 1].estimateSeconds = Math.max(kubernetesSteps.length > 0 ? E.kubernetesService : 0, Math.ceil(serviceSteps.length / lanes) * E.serviceMove);
-  const servicesDone = servicesPhase.length > 0 ? servicesPhase.map((s) => s.id) : controlPlaneDone;
+    .map((s) => step(stepId.service(s), "recreate", `Service ${serviceRefKey(s)}: ${s.oldClusterIP} -> ${s.newClusterIP}`, after, E.serviceMove));
+  const steps = list.phase("services", [...kubernetesSteps, ...moves]);
+  const lanes = Math.max(1, parallelism);
+  list.phases[list.phases.length - 1].estimateSeconds = Math.max(kubernetesSteps.length > 0 ? E.kubernetesService : 0, Math.ceil(moves.length / lanes) * E.serviceMove);
+  return steps.length > 0 ? steps.map((s) => s.id) : after;
+}
 
-  const dnsMove = moving.find((s) => serviceRefKey(s) === dnsKey);
-  const dnsTarget = dnsMove ? `Service ${dnsKey}: ${dnsMove.oldClusterIP} -> ${dnsMove.newClusterIP}` : "";
-  const dnsTemporary = dnsMove ? step(stepId.dnsTemporary, "create-temporary-dns", dnsTarget, servicesDone, E.dnsStep) : undefined;
-  const dnsFinal = dnsMove ? step(stepId.dnsFinal, "recreate-dns", dnsTarget, [], E.dnsStep) : undefined;
-  phase("dns", dnsTemporary && dnsFinal ? [dnsTemporary, dnsFinal] : []);
-
-  const afterTemporaryDns = dnsTemporary ? [dnsTemporary.id] : servicesDone;
-  const clusterConfig = phase("cluster-config", [
-    step(stepId.clusterConfig("kubeadm-config"), "patch-configmap", "ConfigMap kube-system/kubeadm-config", afterTemporaryDns, E.clusterConfig),
-    step(stepId.clusterConfig("kubelet-config"), "patch-configmap", "ConfigMap kube-system/kubelet-config", afterTemporaryDns, E.clusterConfig),
-  ]);
-  previous = clusterConfig.map((s) => s.id);
-
-  const cniSteps: PlanStep[] = [];
+/** The CNI's steps; the old Calico pool's removal is returned apart: it waits for kube-proxy (set by the caller). */
+function cniSteps(list: PhaseList, cni: Plan["cni"], podCidr: MigrationConfig["podCidr"], after: string[]): { steps: PlanStep[]; oldPoolRemoval?: PlanStep } {
+  const steps: PlanStep[] = [];
   let oldPoolRemoval: PlanStep | undefined;
   if (cni === "calico") {
-    cniSteps.push(step(stepId.cni({ cni: "calico", step: "new-pool" }), "create-ippool", `IPPool in ${config.podCidr.to}`, previous, E.cniStep));
-    cniSteps.push(step(stepId.cni({ cni: "calico", step: "disable-old-pool" }), "disable-ippool", `IPPool in ${config.podCidr.from}`, [stepId.cni({ cni: "calico", step: "new-pool" })], E.cniStep));
-    oldPoolRemoval = step(stepId.cni({ cni: "calico", step: "remove-old-pool" }), "delete-ippool", `IPPool in ${config.podCidr.from}`, [], E.cniStep);
-    cniSteps.push(oldPoolRemoval);
+    steps.push(step(stepId.cni({ cni: "calico", step: "new-pool" }), "create-ippool", `IPPool in ${podCidr.to}`, after, E.cniStep));
+    steps.push(step(stepId.cni({ cni: "calico", step: "disable-old-pool" }), "disable-ippool", `IPPool in ${podCidr.from}`, [stepId.cni({ cni: "calico", step: "new-pool" })], E.cniStep));
+    oldPoolRemoval = step(stepId.cni({ cni: "calico", step: "remove-old-pool" }), "delete-ippool", `IPPool in ${podCidr.from}`, [], E.cniStep);
+    steps.push(oldPoolRemoval);
   } else if (cni === "flannel") {
-    cniSteps.push(step(stepId.cni({ cni: "flannel", step: "net-conf" }), "patch-configmap", "ConfigMap kube-flannel-cfg net-conf.json", previous, E.cniStep));
-    cniSteps.push(step(stepId.cni({ cni: "flannel", step: "restart" }), "restart-daemonset", "DaemonSet kube-flannel-ds", [stepId.cni({ cni: "flannel", step: "net-conf" })], E.cniStep));
+    steps.push(step(stepId.cni({ cni: "flannel", step: "net-conf" }), "patch-configmap", "ConfigMap kube-flannel-cfg net-conf.json", after, E.cniStep));
+    steps.push(step(stepId.cni({ cni: "flannel", step: "restart" }), "restart-daemonset", "DaemonSet kube-flannel-ds", [stepId.cni({ cni: "flannel", step: "net-conf" })], E.cniStep));
   } else if (cni === "cilium") {
-    cniSteps.push(step(stepId.cni({ cni: "cilium", step: "cluster-pool" }), "patch-configmap", "ConfigMap kube-system/cilium-config cluster-pool-ipv4-cidr", previous, E.cniStep));
+    steps.push(step(stepId.cni({ cni: "cilium", step: "cluster-pool" }), "patch-configmap", "ConfigMap kube-system/cilium-config cluster-pool-ipv4-cidr", after, E.cniStep));
     const operator = `${CILIUM_OPERATOR.kind} ${CILIUM_OPERATOR.namespace}/${CILIUM_OPERATOR.name}`;
-    cniSteps.push(step(stepId.cni({ cni: "cilium", step: "restart" }), "restart-deployment", operator, [stepId.cni({ cni: "cilium", step: "cluster-pool" })], E.cniStep));
+    steps.push(step(stepId.cni({ cni: "cilium", step: "restart" }), "restart-deployment", operator, [stepId.cni({ cni: "cilium", step: "cluster-pool" })], E.cniStep));
   }
-  phase("cni", cniSteps);
-  const lastCniStep = cniSteps.filter((s) => s !== oldPoolRemoval).pop();
-  if (lastCniStep) previous = [lastCniStep.id];
+  list.phase("cni", steps);
+  return { steps, oldPoolRemoval };
+}
 
-  // Batches run in order; the nodes of one batch run together.
-  const nodeSteps: PlanStep[] = [];
+/** Batches in order, the nodes of one batch together; then KCM's allocation back on, one control-plane node at a time. */
+function nodeSteps(list: PhaseList, nodes: NodeMove[], controlPlanes: NodeTarget[], after: string[]): string[] {
+  const steps: PlanStep[] = [];
+  let previous = after;
   const batches = new Map<number, NodeMove[]>();
   for (const n of nodes) if (n.action === "move") batches.set(n.batch, [...(batches.get(n.batch) ?? []), n]);
   for (const batch of [...batches.keys()].sort((a, b) => a - b)) {
     previous = batches.get(batch)!.map((n) => {
       const s = step(stepId.node(n.name), "move-node", `Node ${n.name}: ${n.oldPodCIDR ?? "none"} -> ${n.newPodCIDR}`, previous, E.nodeMove);
-      nodeSteps.push(s);
+      steps.push(s);
       return s.id;
     });
   }
   for (const cp of controlPlanes) {
     const s = step(stepId.enableAllocation(cp.name), "edit-manifest", `${cp.name}:kube-controller-manager.yaml --allocate-node-cidrs=true`, previous, E.enableAllocation);
-    nodeSteps.push(s);
+    steps.push(s);
     previous = [s.id];
   }
-  phase("nodes", nodeSteps);
-  if (dnsFinal) dnsFinal.dependsOn = [...previous];
+  list.phase("nodes", steps);
+  return previous;
+}
 
-  const kubeProxy = phase("kube-proxy", [
-    step(stepId.kubeProxy("config"), "patch-configmap", "ConfigMap kube-system/kube-proxy clusterCIDR", dnsFinal ? [dnsFinal.id] : [...previous], E.kubeProxy),
+/**
+ * Builds the phases in the runbook's order. The DNS Service moves in two halves around the node rollout: a stand-in
+ * at the final IP before the cluster config points kubelets at it, the real swap once every node has moved.
+ */
+export function planPhases(config: MigrationConfig, cni: Plan["cni"], services: ServiceMove[], nodes: NodeMove[], dnsKey: string, kubernetesMoves: boolean): PlanPhase[] {
+  const list = new PhaseList();
+  list.phase("preflight", [step(stepId.preflight, "audit", "cluster", [], E.preflight)]);
+  list.phase("snapshot", [step(stepId.snapshot, "etcd-snapshot", config.etcd.endpoints[0] ?? "etcd", [stepId.preflight], E.snapshot)]);
+  const controlPlanes = config.nodes.filter((n) => n.role === "control-plane");
+  const controlPlaneDone = controlPlaneSteps(list, controlPlanes, [stepId.snapshot]);
+
+  const moving = services.filter((s) => s.action === "recreate");
+  const servicesDone = serviceSteps(list, moving, dnsKey, kubernetesMoves, config.services.parallelism, controlPlaneDone);
+
+  const dnsMove = moving.find((s) => serviceRefKey(s) === dnsKey);
+  const dnsTarget = dnsMove ? `Service ${dnsKey}: ${dnsMove.oldClusterIP} -> ${dnsMove.newClusterIP}` : "";
+  const dnsTemporary = dnsMove ? step(stepId.dnsTemporary, "create-temporary-dns", dnsTarget, servicesDone, E.dnsStep) : undefined;
+  const dnsFinal = dnsMove ? step(stepId.dnsFinal, "recreate-dns", dnsTarget, [], E.dnsStep) : undefined;
+  list.phase("dns", dnsTemporary && dnsFinal ? [dnsTemporary, dnsFinal] : []);
+
+  const afterTemporaryDns = dnsTemporary ? [dnsTemporary.id] : servicesDone;
+  const clusterConfig = list.phase("cluster-config", [
+    step(stepId.clusterConfig("kubeadm-config"), "patch-configmap", "ConfigMap kube-system/kubeadm-config", afterTemporaryDns, E.clusterConfig),
+    step(stepId.clusterConfig("kubelet-config"), "patch-configmap", "ConfigMap kube-system/kubelet-config", afterTemporaryDns, E.clusterConfig),
+  ]);
+  const clusterConfigDone = clusterConfig.map((s) => s.id);
+
+  const cniPhase = cniSteps(list, cni, config.podCidr, clusterConfigDone);
+  const lastCniStep = cniPhase.steps.filter((s) => s !== cniPhase.oldPoolRemoval).pop();
+  const nodesDone = nodeSteps(list, nodes, controlPlanes, lastCniStep ? [lastCniStep.id] : clusterConfigDone);
+  if (dnsFinal) dnsFinal.dependsOn = [...nodesDone];
+
+  const kubeProxy = list.phase("kube-proxy", [
+    step(stepId.kubeProxy("config"), "patch-configmap", "ConfigMap kube-system/kube-proxy clusterCIDR", dnsFinal ? [dnsFinal.id] : [...nodesDone], E.kubeProxy),
     step(stepId.kubeProxy("restart"), "restart-daemonset", "DaemonSet kube-system/kube-proxy", [stepId.kubeProxy("config")], E.kubeProxy),
   ]);
-  previous = [kubeProxy[kubeProxy.length - 1].id];
-  if (oldPoolRemoval) {
-    oldPoolRemoval.dependsOn = [...previous];
-    previous = [oldPoolRemoval.id];
+  let previous = [kubeProxy[kubeProxy.length - 1].id];
+  if (cniPhase.oldPoolRemoval) {
+    cniPhase.oldPoolRemoval.dependsOn = [...previous];
+    previous = [cniPhase.oldPoolRemoval.id];
   }
-  phase("verify", [step(stepId.verify, "verify", "cluster", previous, E.verify)]);
+  list.phase("verify", [step(stepId.verify, "verify", "cluster", previous, E.verify)]);
 
-  for (const p of phases) {
+  for (const p of list.phases) {
     if (p.name !== "services") p.estimateSeconds = sumBatches(p.steps);
   }
-  return phases;
+  return list.phases;
 }
 
 /** Steps of a phase that share dependencies run together: count the longest step per group once. */
