@@ -14,6 +14,7 @@ import { DnsFinalSwap, DnsTemporaryService } from "./components/dnsContinuity";
 import { FlannelConfig } from "./components/flannelConfig";
 import { KubeProxyConfig } from "./components/kubeProxyConfig";
 import { NodeRollout } from "./components/nodeRollout";
+import { PlanOrder } from "./components/planOrder";
 import { readStackConfig, secretInput } from "./components/stackConfig";
 import { PreflightGate, Verification } from "./dynamic-providers/clusterAudit";
 import { EtcdSnapshot } from "./dynamic-providers/etcdSnapshot";
@@ -25,6 +26,7 @@ import { UserError } from "./lib/config/errors";
 import { kubeconfigText, loadKubeConfig, readConfigMapData } from "./lib/config/kubeClient";
 import { expandHome } from "./lib/config/paths";
 import { buildPlan } from "./lib/plan/plan";
+import { NODE_STEP_PREFIX, SERVICE_STEP_PREFIX, stepId } from "./lib/plan/stepIds";
 import { serviceMovesFromPlan } from "./lib/serviceMove/planMoves";
 
 const KUBEADM_CONFIG = { namespace: "kube-system", configMap: "kubeadm-config", key: "ClusterConfiguration" };
@@ -55,110 +57,123 @@ export = async () => {
     etcdKey: secretInput(config.etcd.key, "cidr-migration:etcd.key"),
   };
 
+  // Each resource names the plan steps it carries out; order.check() proves the graph keeps the plan's order.
+  const order = new PlanOrder(plan);
+  const stepsUnder = (prefix: string, except?: (id: string) => boolean) => order.steps((id) => id.startsWith(prefix) && !except?.(id));
+  const isCertStep = (id: string) => id.endsWith("/apiserver-cert");
+  const isAllocationStep = (id: string) => id.startsWith(stepId.enableAllocation(""));
+
   // 1. preflight: blockers stop everything.
-  const preflight = new PreflightGate("preflight", { kubeconfig, config, trigger: runId, ...etcdTls });
+  const preflight = order.declare("preflight", [stepId.preflight], [], (o) =>
+    new PreflightGate("preflight", { kubeconfig, config, trigger: runId, ...etcdTls }, o));
 
   // 2. snapshot: nothing changes before a snapshot exists that is proven to restore.
-  const snapshot = new EtcdSnapshot("etcd-snapshot", {
+  const snapshot = order.declare("etcd-snapshot", [stepId.snapshot], [preflight], (o) => new EtcdSnapshot("etcd-snapshot", {
     endpoints: config.etcd.endpoints,
     caCert: etcdTls.etcdCaCert,
     cert: etcdTls.etcdCert,
     key: etcdTls.etcdKey,
     directory: expandHome(config.snapshot.directory),
     trigger: runId,
-  }, { dependsOn: [preflight] });
+  }, o));
 
   // 3. control plane: KCM before the apiserver, one node at a time (KCM keeps allocation off until the nodes moved),
   //    then the apiserver serving certificates with the new first Service IP.
-  const controlPlane = new ControlPlane("control-plane", {
+  const controlPlane = order.declare("control-plane", stepsUnder("control-plane/", isCertStep), [snapshot], (o) => new ControlPlane("control-plane", {
     ...nodeAccess,
     serviceCidr: config.serviceCidr,
     podCidr: config.podCidr,
-  }, { dependsOn: [snapshot] });
-  const certs = new ApiserverCerts("apiserver-certs", {
+  }, o));
+  const certs = order.declare("apiserver-certs", stepsUnder("control-plane/").filter(isCertStep), [controlPlane], (o) => new ApiserverCerts("apiserver-certs", {
     ...nodeAccess,
     serviceCidr: config.serviceCidr,
     clusterConfiguration: liveConfigMapKey(KUBEADM_CONFIG),
-  }, { dependsOn: [controlPlane] });
+  }, o));
 
   // 4. Services: every planned move, journaled; the kubernetes Service re-created by the apiserver at the new first IP.
   //    On the ServiceCIDR API (1.33+) a ServiceCIDR for the new range opens first and the old default is retired.
   const serviceCidrRange = { kubeconfig, from: config.serviceCidr.from, to: config.serviceCidr.to };
   const serviceCidrOpen = inventory.serviceCidrs
-    ? new ServiceCidrSwitch("service-cidr-open", { ...serviceCidrRange, step: "open" }, { dependsOn: [certs] })
+    ? order.declare("service-cidr-open", [], [certs], (o) => new ServiceCidrSwitch("service-cidr-open", { ...serviceCidrRange, step: "open" }, o))
     : undefined;
   const serviceMoves = serviceMovesFromPlan(plan);
-  const services = new ServiceRecreation("services", {
+  const services = order.declare("services", stepsUnder(SERVICE_STEP_PREFIX), [serviceCidrOpen ?? certs], (o) => new ServiceRecreation("services", {
     kubeconfig,
     moves: serviceMoves.moves,
     kubernetesService: serviceMoves.kubernetesService,
     parallelism: config.services.parallelism,
     allowLoadBalancerRecreate: config.services.allowLoadBalancerRecreate,
     serviceCidr: config.serviceCidr.to,
-  }, { dependsOn: [serviceCidrOpen ?? certs] });
+  }, o));
 
   // 5. DNS, first half: a stand-in Service answers at the final DNS IP before any node switches to it.
   const dns = { namespace: plan.dns.namespace, name: plan.dns.name };
   const dnsTemporary = serviceMoves.dns
-    ? new DnsTemporaryService("dns-temporary", { kubeconfig, dns, finalIP: serviceMoves.dns.toIP }, { dependsOn: [services] })
+    ? order.declare("dns-temporary", [stepId.dnsTemporary], [services], (o) => new DnsTemporaryService("dns-temporary", { kubeconfig, dns, finalIP: serviceMoves.dns!.toIP }, o))
     : undefined;
 
   // 6. cluster config: kubeadm-config keeps the new ranges for later upgrades; kubelet-config points at the stand-in.
-  const clusterConfig = new ClusterConfig("cluster-config", {
+  const clusterConfig = order.declare("cluster-config", stepsUnder("cluster-config/"), [dnsTemporary ?? services], (o) => new ClusterConfig("cluster-config", {
     podCidr: config.podCidr.to,
     serviceCidr: config.serviceCidr.to,
     clusterDns: [plan.dns.newClusterIP],
     kubeletConfigMapName: inventory.kubeletConfig?.configMapName ?? kubeletConfigMapName(inventory.serverVersion),
     patchKubeletConfig: inventory.kubeletConfig !== undefined,
-  }, { ...kube, dependsOn: [dnsTemporary ?? services] });
+  }, { ...kube, ...o }));
 
   // 7. CNI: the new pool before any node rolls.
   const oldPool = inventory.cni.calicoPools.find((p) => cidrContains(p.cidr, config.podCidr.from) || cidrContains(config.podCidr.from, p.cidr));
-  const cniSteps: pulumi.Resource[] =
+  const cniSteps = (except?: string) => stepsUnder(`cni/${plan.cni}/`, (id) => id === except);
+  const oldPoolRemovalStep = stepId.cni({ cni: "calico", step: "remove-old-pool" });
+  const cniChanges: pulumi.Resource[] =
     plan.cni === "calico" && oldPool
-      ? [new CalicoIPPool("calico-pool", { oldPool, newCidr: config.podCidr.to }, { ...kube, dependsOn: [clusterConfig] })]
+      ? [order.declare("calico-pool", cniSteps(oldPoolRemovalStep), [clusterConfig], (o) => new CalicoIPPool("calico-pool", { oldPool, newCidr: config.podCidr.to }, { ...kube, ...o }))]
       : plan.cni === "flannel"
-        ? [new FlannelConfig("flannel", { podCidr: config.podCidr.to, runId }, { ...kube, dependsOn: [clusterConfig] })]
+        ? [order.declare("flannel", cniSteps(), [clusterConfig], (o) => new FlannelConfig("flannel", { podCidr: config.podCidr.to, runId }, { ...kube, ...o }))]
         : plan.cni === "cilium"
-          ? [new CiliumConfig("cilium", { podCidr: config.podCidr.to, nodeMaskSize: config.podCidr.nodeMaskSize, runId }, { ...kube, dependsOn: [clusterConfig] })]
+          ? [order.declare("cilium", cniSteps(), [clusterConfig], (o) => new CiliumConfig("cilium", { podCidr: config.podCidr.to, nodeMaskSize: config.podCidr.nodeMaskSize, runId }, { ...kube, ...o }))]
           : [];
+  if (plan.cni === "calico" && !oldPool) order.skip(cniSteps(), `no Calico IPPool in ${config.podCidr.from} (moved already)`);
 
   // 8. nodes: the canary alone, control-plane nodes one at a time, workers in batches; then KCM allocation back on.
-  const nodes = new NodeRollout("nodes", {
+  const nodes = order.declare("nodes", stepsUnder(NODE_STEP_PREFIX, isAllocationStep), [clusterConfig, ...cniChanges], (o) => new NodeRollout("nodes", {
     plan,
     nodes: config.nodes,
     ssh,
     kubeconfig,
     rollout: config.nodeRollout,
     runId,
-  }, { dependsOn: [clusterConfig, ...cniSteps] });
-  const allocation = new EnableCidrAllocation("enable-cidr-allocation", {
+  }, o));
+  order.finishedBy(nodes, nodes.done);
+  const allocation = order.declare("enable-cidr-allocation", order.steps(isAllocationStep), nodes.done, (o) => new EnableCidrAllocation("enable-cidr-allocation", {
     ...nodeAccess,
     podCidr: config.podCidr.to,
     serviceCidr: config.serviceCidr.to,
     nodeMaskSize: config.podCidr.nodeMaskSize,
-  }, { dependsOn: nodes.done });
+  }, o));
 
   // 5'. DNS, second half: no pod resolves through the old IP any more; the real DNS Service takes the final IP.
   const dnsFinal = serviceMoves.dns && dnsTemporary
-    ? new DnsFinalSwap("dns-final", { kubeconfig, dns, fromIP: serviceMoves.dns.fromIP, toIP: serviceMoves.dns.toIP, temporary: dnsTemporary }, { dependsOn: [allocation] })
+    ? order.declare("dns-final", [stepId.dnsFinal], [allocation], (o) => new DnsFinalSwap("dns-final", { kubeconfig, dns, fromIP: serviceMoves.dns!.fromIP, toIP: serviceMoves.dns!.toIP, temporary: dnsTemporary }, o))
     : undefined;
 
   // 5''. ServiceCIDR API: once nothing is left in the old range, the apiserver's new default replaces the old one.
   const serviceCidrClose = serviceCidrOpen
-    ? new ServiceCidrSwitch("service-cidr-close", { ...serviceCidrRange, step: "close" }, { dependsOn: [dnsFinal ?? allocation, services] })
+    ? order.declare("service-cidr-close", [], [dnsFinal ?? allocation, services], (o) => new ServiceCidrSwitch("service-cidr-close", { ...serviceCidrRange, step: "close" }, o))
     : undefined;
 
   // 9. kube-proxy: clusterCIDR, then a rolling restart.
-  const kubeProxy = new KubeProxyConfig("kube-proxy", { podCidr: config.podCidr.to, runId }, { ...kube, dependsOn: [serviceCidrClose ?? dnsFinal ?? allocation] });
+  const kubeProxy = order.declare("kube-proxy", stepsUnder("kube-proxy/"), [serviceCidrClose ?? dnsFinal ?? allocation], (o) =>
+    new KubeProxyConfig("kube-proxy", { podCidr: config.podCidr.to, runId }, { ...kube, ...o }));
 
   // 10. the old Calico pool goes only once no IPAM block or affinity is left in it.
   const oldPoolRemoval = plan.cni === "calico" && oldPool
-    ? new CalicoOldPoolRemoval("calico-old-pool", { kubeconfig, oldPool }, { dependsOn: [kubeProxy] })
+    ? order.declare("calico-old-pool", [oldPoolRemovalStep], [kubeProxy], (o) => new CalicoOldPoolRemoval("calico-old-pool", { kubeconfig, oldPool }, o))
     : undefined;
 
   // 11. verify: nothing left in the old ranges; every Service at its planned IP.
-  const verify = new Verification("verify", { kubeconfig, config, plan, trigger: runId }, { dependsOn: [oldPoolRemoval ?? kubeProxy] });
+  const verify = order.declare("verify", [stepId.verify], [oldPoolRemoval ?? kubeProxy], (o) => new Verification("verify", { kubeconfig, config, plan, trigger: runId }, o));
+  order.check();
 
   return {
     serviceCidr: plan.serviceCidr,

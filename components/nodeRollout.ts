@@ -95,7 +95,10 @@ export class NodeRollout extends pulumi.ComponentResource {
   readonly steps: Record<string, NodeMoveSteps> = {};
   readonly waves: RolloutWave[];
   readonly estimate: RolloutEstimate;
-  /** The rejoin step of every node of the last wave: depend on them to run after the whole rollout. */
+  /**
+   * The rejoin step of every node of the last wave (none moving: what the rollout waited for): depend on them to
+   * run after the whole rollout. Depending on the component alone would not wait when it has no children.
+   */
   readonly done: pulumi.Resource[];
   /** Node name → its podCIDR after the move, as verified by the rejoin step. */
   readonly podCIDRs: pulumi.Output<Record<string, string>>;
@@ -137,7 +140,8 @@ export class NodeRollout extends pulumi.ComponentResource {
       previous = rejoins;
       last = rejoins;
     }
-    this.done = last;
+    // with no node to move, the rollout is done when what it waited for is
+    this.done = this.waves.length > 0 ? last : resourcesIn(opts?.dependsOn);
 
     const entries = Object.values(this.steps).map((s) => pulumi.all([s.move.name, s.rejoin.podCIDR]));
     this.podCIDRs = pulumi.all(entries).apply((pairs) => Object.fromEntries(pairs));
@@ -230,6 +234,11 @@ export class NodeRollout extends pulumi.ComponentResource {
     steps.kubeadmRejoin = script("kubeadm-rejoin", pulumi.secret(joinScript), beforeStart);
     return steps.kubeadmRejoin;
   }
+}
+
+function resourcesIn(dependsOn: pulumi.ComponentResourceOptions["dependsOn"]): pulumi.Resource[] {
+  const list: unknown[] = Array.isArray(dependsOn) ? dependsOn : dependsOn ? [dependsOn] : [];
+  return list.filter((r): r is pulumi.Resource => pulumi.Resource.isInstance(r));
 }
 
 type ScriptStep = (stepName: string, text: pulumi.Input<string>, dependsOn: pulumi.Resource[], extra?: Partial<RemoteScriptArgs>) => RemoteScript;

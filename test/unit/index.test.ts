@@ -187,7 +187,7 @@ describe("index.ts: the graph follows the plan (mocked engine, a stand-in apiser
     rmSync(dir, { recursive: true, force: true });
   });
 
-  async function graphFor(serviceCidr: { from: string; to: string }): Promise<MockGraph> {
+  async function graphFor(serviceCidr: { from: string; to: string }, podCidr?: { from: string; to: string; nodeMaskSize: number }): Promise<MockGraph> {
     const kubeconfig = path.join(dir, "admin.kubeconfig");
     writeFileSync(kubeconfig, [
       "apiVersion: v1",
@@ -197,7 +197,7 @@ describe("index.ts: the graph follows the plan (mocked engine, a stand-in apiser
       "contexts: [{name: c, context: {cluster: c, user: u}}]",
       "current-context: c",
     ].join("\n"));
-    const values = { ...decryptedValues(), serviceCidr, kubeconfig };
+    const values = { ...decryptedValues(), serviceCidr, kubeconfig, ...(podCidr ? { podCidr } : {}) };
     return captureGraph(async () => {
       pulumi.runtime.setAllConfig(asPulumiConfig(values), ["cidr-migration:ssh"]);
       // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -233,5 +233,32 @@ describe("index.ts: the graph follows the plan (mocked engine, a stand-in apiser
     assert.deepEqual(plan.phases.filter((p) => p.name === "services" || p.name === "dns").map((p) => [p.name, p.steps.map((st) => st.id)]), [["services", []], ["dns", []]]);
     assert.deepEqual(plan.kubernetesService, { oldClusterIP: "10.96.0.1", newClusterIP: "10.96.0.1" });
     assert.equal(plan.services.find((sv) => sv.name === "kubernetes")!.action, "unchanged");
+  });
+  it("every ordering of the plan holds in the graph: each step's resource waits for the resources of the steps before it", async () => {
+    const g = await graphFor({ from: "10.96.0.0/16", to: "10.112.0.0/16" });
+    const plan = JSON.parse(g.named("verify").inputs.planJson as string) as Plan;
+    const pairs: Array<[string, string]> = [
+      ["etcd-snapshot", "preflight"], ["control-plane-cp-1-backup", "etcd-snapshot"], ["apiserver-certs-cp-1-read", "control-plane-cp-3-apiserver-write"],
+      ["services", "apiserver-certs-cp-3-renew"], ["dns-temporary-stand-in", "services"], ["cluster-config-kubeadm", "dns-temporary-stand-in"],
+      ["calico-pool-new", "cluster-config-kubelet"], ["nodes-worker-1-drain", "calico-pool-disable-old"], ["enable-cidr-allocation-cp-1-kcm-read", "nodes-cp-3-rejoin"],
+      ["dns-final-swap", "enable-cidr-allocation-cp-3-kcm-write"], ["kube-proxy-config", "dns-final-swap"], ["calico-old-pool-check-and-delete", "kube-proxy-restart"],
+      ["verify", "calico-old-pool-check-and-delete"],
+    ];
+    for (const [later, earlier] of pairs) assert.ok(g.dependsOn(g.named(later), g.named(earlier)), `${later} waits for ${earlier}`);
+    // the plan holds exactly these phase boundaries, so the pairs above are the plan's own
+    const waitsOf = (id: string) => plan.phases.flatMap((p) => p.steps).find((st) => st.id === id)!.dependsOn;
+    assert.deepEqual(waitsOf("nodes/enable-cidr-allocation/cp-1"), ["nodes/cp-3"]);
+    assert.deepEqual(waitsOf("dns/final-swap"), ["nodes/enable-cidr-allocation/cp-3"]);
+    assert.deepEqual(waitsOf("cni/calico/remove-old-pool"), ["kube-proxy/restart"]);
+  });
+
+  it("a pod-range expansion that moves no node still turns KCM's allocation back on only after the CNI and cluster config", async () => {
+    const g = await graphFor({ from: "10.96.0.0/16", to: "10.112.0.0/16" }, { from: "10.244.0.0/16", to: "10.244.0.0/15", nodeMaskSize: 24 });
+    const plan = JSON.parse(g.named("verify").inputs.planJson as string) as Plan;
+    assert.deepEqual(plan.nodes.filter((n) => n.action === "move"), []);
+    assert.deepEqual(g.resources.filter((r) => r.name.startsWith("nodes-")).map((r) => r.name), []);
+    const firstAllocationEdit = g.named("enable-cidr-allocation-cp-1-kcm-read");
+    assert.ok(g.dependsOn(firstAllocationEdit, g.named("calico-pool-disable-old")), "enable-cidr-allocation waits for the CNI");
+    assert.ok(g.dependsOn(firstAllocationEdit, g.named("control-plane-cp-3-apiserver-write")), "and for the control-plane edits of the same manifest");
   });
 });
