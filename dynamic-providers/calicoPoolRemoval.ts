@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { CustomObjectsApi } from "@kubernetes/client-node";
 import { IpamObject, ipamLeftovers } from "../lib/nodeMove/calicoIpam";
-import { isUnknown, kubeConfigFrom, requiredStrings, throwIfFailed, withSecretOutputs } from "./wire";
+import { isUnknown, kubeConfigFrom, requiredStrings, throwIfFailed, TypedProvider, Wire, withSecretOutputs } from "./wire";
 
 /**
  * Deletes the old Calico IPPool, but only once the cluster proves nothing uses it: no IPAMBlock and no
@@ -54,7 +54,7 @@ interface CalicoObject {
   spec?: { cidr?: string; node?: string; affinity?: string; disabled?: boolean; state?: string };
 }
 
-function checkInputs(news: Record<string, unknown>): pulumi.dynamic.CheckFailure[] {
+function checkInputs(news: Wire<RemovalInputs>): pulumi.dynamic.CheckFailure[] {
   return requiredStrings(news, ["kubeconfig", "poolName", "poolCidr"]);
 }
 
@@ -148,7 +148,7 @@ async function removePool(inputs: RemovalInputs): Promise<CalicoPoolRemovalOutpu
   return { ...base, result: "deleted" };
 }
 
-function asInputs(news: Record<string, unknown>): RemovalInputs {
+function asInputs(news: Wire<RemovalInputs>): RemovalInputs {
   throwIfFailed(checkInputs(news));
   return {
     kubeconfig: news.kubeconfig as string,
@@ -158,25 +158,25 @@ function asInputs(news: Record<string, unknown>): RemovalInputs {
   };
 }
 
-export const calicoPoolRemovalProvider: pulumi.dynamic.ResourceProvider = {
-  async check(_olds: Record<string, unknown>, news: Record<string, unknown>): Promise<pulumi.dynamic.CheckResult> {
+export const calicoPoolRemovalProvider: TypedProvider<RemovalInputs, CalicoPoolRemovalOutputs> = {
+  async check(_olds, news) {
     return { inputs: news, failures: checkInputs(news) };
   },
 
-  async diff(_id: string, olds: CalicoPoolRemovalOutputs, news: Record<string, unknown>): Promise<pulumi.dynamic.DiffResult> {
+  async diff(_id, olds, news) {
     // A different pool is a different removal (replace); a new provider version or kubeconfig only records itself.
     const replaces = (["poolName", "poolCidr"] as const).filter((k) => isUnknown(news[k]) || news[k] !== olds[k]);
     if (replaces.length > 0) return { changes: true, replaces: [...replaces], deleteBeforeReplace: false };
     return { changes: news.version !== olds.version };
   },
 
-  async create(news: Record<string, unknown>): Promise<pulumi.dynamic.CreateResult> {
+  async create(news) {
     const outs = await removePool(asInputs(news));
     return { id: `${outs.poolName}@${outs.poolCidr}`, outs };
   },
 
-  async update(_id: string, olds: CalicoPoolRemovalOutputs, news: Record<string, unknown>): Promise<pulumi.dynamic.UpdateResult> {
-    return { outs: { ...olds, version: (news.version as string | undefined) ?? olds.version } };
+  async update(_id, olds, news) {
+    return { outs: { ...olds, version: typeof news.version === "string" ? news.version : olds.version } };
   },
 
   async delete(): Promise<void> {

@@ -6,7 +6,7 @@ import { Plan } from "../lib/plan/planModel";
 import { runPreflight } from "../lib/preflight";
 import { Sensitive } from "../lib/config/sensitive";
 import { runVerify } from "../lib/verify";
-import { secretIfGiven, withSecretOutputs } from "./wire";
+import { requiredStrings, secretIfGiven, throwIfFailed, TypedProvider, Wire, withSecretOutputs } from "./wire";
 
 /**
  * The graph's first and last phases: the read-only preflight audit and the post-migration verification, run when
@@ -103,22 +103,45 @@ async function audit(inputs: AuditInputs): Promise<ClusterAuditOutputs> {
   };
 }
 
-export const clusterAuditProvider: pulumi.dynamic.ResourceProvider = {
-  async check(_olds: Record<string, unknown>, news: Record<string, unknown>): Promise<pulumi.dynamic.CheckResult> {
-    const failures: pulumi.dynamic.CheckFailure[] = [];
-    // Unknown during preview is fine: only known wrong values fail.
-    if (news.kind !== "preflight" && news.kind !== "verify") failures.push({ property: "kind", reason: `kind ${JSON.stringify(news.kind)} must be preflight or verify` });
-    if (news.trigger === "") failures.push({ property: "trigger", reason: "trigger must not be empty (it is cidr-migration:snapshot.trigger)" });
-    return { inputs: news, failures };
+function checkInputs(news: Wire<AuditInputs>): pulumi.dynamic.CheckFailure[] {
+  const failures: pulumi.dynamic.CheckFailure[] = [];
+  // Unknown during preview is fine: only known wrong values fail.
+  if (news.kind !== "preflight" && news.kind !== "verify") failures.push({ property: "kind", reason: `kind ${JSON.stringify(news.kind)} must be preflight or verify` });
+  if (news.trigger === "") failures.push({ property: "trigger", reason: "trigger must not be empty (it is cidr-migration:snapshot.trigger)" });
+  else failures.push(...requiredStrings(news, ["trigger"]));
+  failures.push(...requiredStrings(news, ["kubeconfig", "configJson"]));
+  return failures;
+}
+
+/** The inputs once check passes on them; the optional ones are strings or absent. */
+function asInputs(news: Wire<AuditInputs>): AuditInputs {
+  throwIfFailed(checkInputs(news));
+  const optional = (value: unknown) => (typeof value === "string" && value !== "" ? value : undefined);
+  return {
+    kind: news.kind as AuditKind,
+    kubeconfig: news.kubeconfig as string,
+    configJson: news.configJson as string,
+    planJson: optional(news.planJson),
+    etcdCaCert: optional(news.etcdCaCert),
+    etcdCert: optional(news.etcdCert),
+    etcdKey: optional(news.etcdKey),
+    trigger: news.trigger as string,
+    version: optional(news.version) ?? CLUSTER_AUDIT_VERSION,
+  };
+}
+
+export const clusterAuditProvider: TypedProvider<AuditInputs, ClusterAuditOutputs> = {
+  async check(_olds, news) {
+    return { inputs: news, failures: checkInputs(news) };
   },
 
-  async diff(_id: string, olds: ClusterAuditOutputs, news: Record<string, unknown>): Promise<pulumi.dynamic.DiffResult> {
-    const replaces = ["kind", "trigger"].filter((k) => news[k] !== (olds as unknown as Record<string, unknown>)[k]);
-    return { changes: replaces.length > 0, replaces, deleteBeforeReplace: true };
+  async diff(_id, olds, news) {
+    const replaces = (["kind", "trigger"] as const).filter((k) => news[k] !== olds[k]);
+    return { changes: replaces.length > 0, replaces: [...replaces], deleteBeforeReplace: true };
   },
 
-  async create(news: Record<string, unknown>): Promise<pulumi.dynamic.CreateResult> {
-    const outs = await audit(news as unknown as AuditInputs);
+  async create(news) {
+    const outs = await audit(asInputs(news));
     return { id: `${outs.kind}-${outs.trigger}`, outs };
   },
 };

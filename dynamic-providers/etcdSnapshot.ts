@@ -7,7 +7,7 @@ import { Readable } from "stream";
 import { writeSnapshotAtomically } from "../lib/controlPlane/etcdSnapshotFile";
 import { AUTO_SNAPSHOT_TOOL, runSnapshotTool } from "../lib/controlPlane/etcdSnapshotTool";
 import { etcdctlRestoreArgs } from "../lib/controlPlane/restoreRunbook";
-import { containsUnknown, secretIfGiven, withSecretOutputs } from "./wire";
+import { containsUnknown, secretIfGiven, TypedProvider, Wire, withSecretOutputs } from "./wire";
 
 /**
  * An etcd snapshot taken before anything in the migration changes, and proven to restore.
@@ -96,11 +96,13 @@ function describeError(err: unknown): string {
   return withoutPem(text.split("\n")[0]);
 }
 
-function checkInputs(news: Record<string, unknown>): { inputs: Record<string, unknown>; failures: pulumi.dynamic.CheckFailure[] } {
+type SnapshotWire = Wire<SnapshotInputs>;
+
+function checkInputs(news: SnapshotWire): { inputs: SnapshotWire; failures: pulumi.dynamic.CheckFailure[] } {
   const failures: pulumi.dynamic.CheckFailure[] = [];
   const fail = (property: string, reason: string): void => { failures.push({ property, reason }); };
-  const inputs: Record<string, unknown> = { ...news };
-  const known = (key: string): boolean => news[key] !== undefined && !containsUnknown(news[key]);
+  const inputs: SnapshotWire = { ...news };
+  const known = (key: keyof SnapshotInputs): boolean => news[key] !== undefined && !containsUnknown(news[key]);
 
   if (news.endpoints === undefined) {
     fail("endpoints", "endpoints is required: the etcd client URLs, e.g. [\"https://10.0.0.11:2379\"]");
@@ -116,13 +118,13 @@ function checkInputs(news: Record<string, unknown>): { inputs: Record<string, un
       }
     }
   }
-  for (const key of ["directory", "trigger"]) {
+  for (const key of ["directory", "trigger"] as const) {
     if (news[key] === undefined) fail(key, `${key} is required`);
     else if (known(key) && (typeof news[key] !== "string" || (news[key] as string).trim() === "")) {
       fail(key, `${key} must be a non-empty string; got ${JSON.stringify(news[key])}`);
     }
   }
-  const pemChecks: Array<[string, RegExp, string]> = [
+  const pemChecks: Array<[keyof SnapshotInputs, RegExp, string]> = [
     ["caCert", /-----BEGIN CERTIFICATE-----/, "a PEM certificate (-----BEGIN CERTIFICATE-----)"],
     ["cert", /-----BEGIN CERTIFICATE-----/, "a PEM certificate (-----BEGIN CERTIFICATE-----)"],
     ["key", /-----BEGIN [A-Z ]*PRIVATE KEY-----/, "a PEM private key (-----BEGIN ... PRIVATE KEY-----)"],
@@ -157,8 +159,8 @@ function sameValue(a: unknown, b: unknown): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
-function diffInputs(olds: Record<string, unknown>, news: Record<string, unknown>): pulumi.dynamic.DiffResult {
-  const changed = (key: string): boolean => containsUnknown(news[key]) || !sameValue(olds[key], news[key]);
+function diffInputs(olds: EtcdSnapshotOutputs, news: SnapshotWire): pulumi.dynamic.DiffResult {
+  const changed = (key: (typeof SNAPSHOT_IDENTITY)[number] | (typeof IN_PLACE)[number]): boolean => containsUnknown(news[key]) || !sameValue(olds[key], news[key]);
   const replaces = SNAPSHOT_IDENTITY.filter(changed);
   const updates = IN_PLACE.filter(changed);
   if (replaces.length > 0) return { changes: true, replaces: [...replaces], deleteBeforeReplace: false };
@@ -298,7 +300,10 @@ async function takeSnapshot(inputs: SnapshotInputs): Promise<EtcdSnapshotOutputs
   }
 }
 
-function asInputs(news: Record<string, unknown>): SnapshotInputs {
+/** The inputs once check passes on them, defaults applied; or every failure in one error. */
+function asInputs(news: SnapshotWire): SnapshotInputs {
+  const { failures } = checkInputs(news);
+  if (failures.length > 0) throw new Error(failures.map((f) => `${f.property}: ${f.reason}`).join("; "));
   return {
     endpoints: news.endpoints as string[],
     caCert: news.caCert as string | undefined,
@@ -312,29 +317,27 @@ function asInputs(news: Record<string, unknown>): SnapshotInputs {
   };
 }
 
-export const etcdSnapshotProvider: pulumi.dynamic.ResourceProvider = {
-  async check(_olds: Record<string, unknown>, news: Record<string, unknown>): Promise<pulumi.dynamic.CheckResult> {
+export const etcdSnapshotProvider: TypedProvider<SnapshotInputs, EtcdSnapshotOutputs> = {
+  async check(_olds, news) {
     return checkInputs(news);
   },
 
-  async diff(_id: string, olds: EtcdSnapshotOutputs, news: Record<string, unknown>): Promise<pulumi.dynamic.DiffResult> {
-    return diffInputs(olds as unknown as Record<string, unknown>, news);
+  async diff(_id, olds, news) {
+    return diffInputs(olds, news);
   },
 
-  async create(news: Record<string, unknown>): Promise<pulumi.dynamic.CreateResult> {
-    const { failures } = checkInputs(news);
-    if (failures.length > 0) throw new Error(failures.map((f) => `${f.property}: ${f.reason}`).join("; "));
+  async create(news) {
     const outs = await takeSnapshot(asInputs(news));
     return { id: outs.path, outs };
   },
 
-  async update(_id: string, olds: EtcdSnapshotOutputs, news: Record<string, unknown>): Promise<pulumi.dynamic.UpdateResult> {
+  async update(_id, olds, news) {
     // Only version/keepOnDelete/etcdctl reach here (diff replaces on everything else): record them, touch nothing.
     const inputs = asInputs(news);
     return { outs: { ...olds, version: inputs.version, keepOnDelete: inputs.keepOnDelete, etcdctl: inputs.etcdctl } };
   },
 
-  async delete(_id: string, props: EtcdSnapshotOutputs): Promise<void> {
+  async delete(_id, props) {
     if (props.keepOnDelete === false) await fs.promises.rm(props.path, { force: true });
   },
 };

@@ -7,7 +7,7 @@ import { deleteNode } from "../lib/nodeMove/apiSteps/deregister";
 import { drain } from "../lib/nodeMove/apiSteps/drain";
 import { rejoin } from "../lib/nodeMove/apiSteps/rejoin";
 import { Clients, NODE_API_STEPS, NodeApiStepName, StepInputs, StepRun } from "../lib/nodeMove/apiSteps/stepRun";
-import { containsUnknown, kubeConfigFrom, withSecretOutputs } from "./wire";
+import { containsUnknown, kubeConfigFrom, TypedProvider, Wire, withSecretOutputs } from "./wire";
 
 /**
  * The API side of a node move (issue 7), as four resources that share one dynamic provider:
@@ -38,13 +38,18 @@ export const NODE_API_STEPS_VERSION = "1";
 const IDENTITY = ["step", "node", "runId", "plannedPodCIDR", "oldPoolCidrs"] as const;
 const IN_PLACE = ["version", "oldPodCIDR", "drainTimeoutSeconds", "evictionRetrySeconds", "unmanagedPods", "rejoinTimeoutSeconds"] as const;
 
-function checkInputs(news: Record<string, unknown>): pulumi.dynamic.CheckResult {
+type StepWire = Wire<StepInputs>;
+
+/** What the state holds: the step's inputs but the kubeconfig, then what the step reports (its own fields). */
+type StepOutputs = Partial<Omit<StepInputs, "kubeconfig">> & Record<string, unknown>;
+
+function checkInputs(news: StepWire): pulumi.dynamic.CheckResult<StepWire> {
   const failures: pulumi.dynamic.CheckFailure[] = [];
   const fail = (property: string, reason: string) => failures.push({ property, reason });
-  const known = (key: string) => news[key] !== undefined && !containsUnknown(news[key]);
+  const known = (key: keyof StepInputs) => news[key] !== undefined && !containsUnknown(news[key]);
   const step = news.step as NodeApiStepName;
   if (!known("step") || !NODE_API_STEPS.includes(step)) fail("step", `step ${JSON.stringify(news.step)} is not one of ${NODE_API_STEPS.join(", ")}`);
-  for (const key of ["node", "runId"]) {
+  for (const key of ["node", "runId"] as const) {
     if (news[key] === undefined) fail(key, `${key} is required`);
     else if (known(key) && (typeof news[key] !== "string" || (news[key] as string) === "")) fail(key, `${key} must be a non-empty string; got ${JSON.stringify(news[key])}`);
   }
@@ -64,30 +69,31 @@ function checkInputs(news: Record<string, unknown>): pulumi.dynamic.CheckResult 
   if (step === "release-calico-ipam" && known("oldPoolCidrs") && (!Array.isArray(news.oldPoolCidrs) || news.oldPoolCidrs.length === 0)) {
     fail("oldPoolCidrs", "oldPoolCidrs must list the old IPPool CIDRs, e.g. [\"10.244.0.0/16\"]");
   }
-  for (const key of ["drainTimeoutSeconds", "evictionRetrySeconds", "rejoinTimeoutSeconds"]) {
+  for (const key of ["drainTimeoutSeconds", "evictionRetrySeconds", "rejoinTimeoutSeconds"] as const) {
     if (known(key) && (!Number.isFinite(news[key]) || (news[key] as number) <= 0)) fail(key, `${key} ${JSON.stringify(news[key])} must be a positive number of seconds`);
   }
   if (known("unmanagedPods") && news.unmanagedPods !== "refuse" && news.unmanagedPods !== "evict") fail("unmanagedPods", `unmanagedPods ${JSON.stringify(news.unmanagedPods)} must be "refuse" or "evict"`);
   return { inputs: news, failures };
 }
 
-function diffInputs(olds: Record<string, unknown>, news: Record<string, unknown>): pulumi.dynamic.DiffResult {
-  const same = (key: string) => JSON.stringify(olds[key]) === JSON.stringify(news[key]);
+function diffInputs(olds: StepOutputs, news: StepWire): pulumi.dynamic.DiffResult {
+  const same = (key: keyof StepOutputs & keyof StepWire) => JSON.stringify(olds[key]) === JSON.stringify(news[key]);
   const replaces = IDENTITY.filter((key) => !same(key));
   const updates = IN_PLACE.filter((key) => !same(key));
   return { changes: replaces.length + updates.length > 0, replaces, deleteBeforeReplace: false };
 }
 
-function asInputs(news: Record<string, unknown>): StepInputs {
+/** The inputs once check passes on them (so each holds its type); or every failure in one error. */
+function asInputs(news: StepWire): StepInputs {
   const failures = checkInputs(news).failures ?? [];
   if (failures.length > 0) throw new Error(failures.map((f) => `${f.property}: ${f.reason}`).join("; "));
-  return { ...(news as unknown as StepInputs), version: (news.version as string | undefined) ?? NODE_API_STEPS_VERSION };
+  return { ...(news as StepInputs), version: typeof news.version === "string" ? news.version : NODE_API_STEPS_VERSION };
 }
 
 /** The inputs kept in the outputs (diff compares against them); never the kubeconfig. */
-function recordedInputs(inputs: StepInputs): Record<string, unknown> {
-  const kept: Record<string, unknown> = {};
-  for (const key of [...IDENTITY, ...IN_PLACE]) if (inputs[key] !== undefined) kept[key] = inputs[key];
+function recordedInputs(inputs: StepInputs): Partial<Omit<StepInputs, "kubeconfig">> {
+  const kept: Partial<Omit<StepInputs, "kubeconfig">> = {};
+  for (const key of [...IDENTITY, ...IN_PLACE]) if (inputs[key] !== undefined) Object.assign(kept, { [key]: inputs[key] });
   return kept;
 }
 
@@ -105,7 +111,7 @@ const STEPS: Record<NodeApiStepName, (run: StepRun) => Promise<Record<string, un
   rejoin,
 };
 
-async function runStep(news: Record<string, unknown>): Promise<Record<string, unknown>> {
+async function runStep(news: StepWire): Promise<StepOutputs> {
   const inputs = asInputs(news);
   const run = new StepRun(clientsFor(inputs.kubeconfig), inputs, (line) => void pulumi.log.info(line));
   run.log("started");
@@ -113,21 +119,21 @@ async function runStep(news: Record<string, unknown>): Promise<Record<string, un
   return { ...recordedInputs(inputs), ...outs };
 }
 
-export const nodeApiStepsProvider: pulumi.dynamic.ResourceProvider = {
-  async check(_olds: Record<string, unknown>, news: Record<string, unknown>): Promise<pulumi.dynamic.CheckResult> {
+export const nodeApiStepsProvider: TypedProvider<StepInputs, StepOutputs> = {
+  async check(_olds, news) {
     return checkInputs(news);
   },
 
-  async diff(_id: string, olds: Record<string, unknown>, news: Record<string, unknown>): Promise<pulumi.dynamic.DiffResult> {
+  async diff(_id, olds, news) {
     return diffInputs(olds, news);
   },
 
-  async create(news: Record<string, unknown>): Promise<pulumi.dynamic.CreateResult> {
+  async create(news) {
     const outs = await runStep(news);
-    return { id: `${news.runId}/${news.node}/${news.step}`, outs };
+    return { id: `${outs.runId}/${outs.node}/${outs.step}`, outs };
   },
 
-  async update(_id: string, olds: Record<string, unknown>, news: Record<string, unknown>): Promise<pulumi.dynamic.UpdateResult> {
+  async update(_id, olds, news) {
     // only IN_PLACE inputs reach here (diff replaces on the rest): record them, touch nothing
     return { outs: { ...olds, ...recordedInputs(asInputs(news)) } };
   },

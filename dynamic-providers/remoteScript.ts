@@ -1,7 +1,7 @@
 import { createHash } from "crypto";
 import * as pulumi from "@pulumi/pulumi";
 import { runScriptOverSsh, SSH_OWN_FAILURE, SshTarget } from "../lib/remote/sshExec";
-import { isUnknown, throwIfFailed, withSecretOutputs, WireInputs } from "./wire";
+import { isUnknown, throwIfFailed, TypedProvider, Wire, withSecretOutputs } from "./wire";
 
 /**
  * RemoteScript: one generated bash script run once on a node over SSH (lib/remote/sshExec.ts), the way every node
@@ -41,6 +41,21 @@ interface ScriptInputs {
   secretOutput: boolean;
 }
 
+/** What the state keeps, besides stdout and stderr: what diff compares, and where the script ran. */
+interface Recorded {
+  node: Omit<SshTarget, "privateKey" | "hostKey"> & { hostKey: string };
+  scriptSha256: string;
+  triggers: string[];
+  secretOutput: boolean;
+}
+
+interface ScriptOutputs extends Recorded {
+  stdout: string;
+  stderr: string;
+}
+
+type ScriptWire = Wire<RemoteScriptArgs>;
+
 /** How many trailing lines of stderr a failure quotes. */
 const STDERR_LINES_IN_ERROR = 20;
 
@@ -48,7 +63,7 @@ function scriptDigest(script: string): string {
   return createHash("sha256").update(script).digest("hex");
 }
 
-function checkInputs(news: WireInputs): pulumi.dynamic.CheckFailure[] {
+function checkInputs(news: ScriptWire): pulumi.dynamic.CheckFailure[] {
   const failures: pulumi.dynamic.CheckFailure[] = [];
   const c = news.connection as Record<string, unknown> | undefined;
   if (isUnknown(c)) return failures;
@@ -63,7 +78,7 @@ function checkInputs(news: WireInputs): pulumi.dynamic.CheckFailure[] {
   return failures;
 }
 
-function asInputs(news: WireInputs): ScriptInputs {
+function asInputs(news: ScriptWire): ScriptInputs {
   throwIfFailed(checkInputs(news));
   const c = news.connection as Record<string, unknown>;
   return {
@@ -82,8 +97,7 @@ function asInputs(news: WireInputs): ScriptInputs {
   };
 }
 
-/** What the state keeps, besides stdout and stderr: what diff compares, and where the script ran. */
-function recorded(inputs: ScriptInputs): Record<string, unknown> {
+function recorded(inputs: ScriptInputs): Recorded {
   const { host, port, user, hostKey, dialErrorLimit, perDialTimeoutSeconds } = inputs.target;
   return {
     node: { host, port, user, hostKey: hostKey ?? "", dialErrorLimit, perDialTimeoutSeconds },
@@ -106,18 +120,18 @@ function failure(inputs: ScriptInputs, exitCode: number, stderr: string): Error 
   return new Error(`the step's script failed on ${where} with exit ${exitCode}: ${detail}`);
 }
 
-async function runScript(inputs: ScriptInputs): Promise<Record<string, unknown>> {
+async function runScript(inputs: ScriptInputs): Promise<ScriptOutputs> {
   const result = await runScriptOverSsh(inputs.target, inputs.script);
   if (result.exitCode !== 0) throw failure(inputs, result.exitCode, result.stderr);
   return { ...recorded(inputs), stdout: result.stdout, stderr: result.stderr };
 }
 
-export const remoteScriptProvider: pulumi.dynamic.ResourceProvider = {
-  async check(_olds: WireInputs, news: WireInputs): Promise<pulumi.dynamic.CheckResult> {
+export const remoteScriptProvider: TypedProvider<RemoteScriptArgs, ScriptOutputs> = {
+  async check(_olds, news) {
     return { inputs: news, failures: checkInputs(news) };
   },
 
-  async diff(_id: string, olds: WireInputs, news: WireInputs): Promise<pulumi.dynamic.DiffResult> {
+  async diff(_id, olds, news) {
     const replaces: string[] = [];
     if (isUnknown(news.script) || typeof news.script !== "string" || scriptDigest(news.script) !== olds.scriptSha256) replaces.push("script");
     if (isUnknown(news.triggers) || JSON.stringify((news.triggers as unknown[] | undefined ?? []).map(String)) !== JSON.stringify(olds.triggers ?? [])) replaces.push("triggers");
@@ -127,13 +141,13 @@ export const remoteScriptProvider: pulumi.dynamic.ResourceProvider = {
     return { changes: JSON.stringify(node) !== JSON.stringify(olds.node) || news.secretOutput !== olds.secretOutput };
   },
 
-  async create(news: WireInputs): Promise<pulumi.dynamic.CreateResult> {
+  async create(news) {
     const inputs = asInputs(news);
     const outs = await runScript(inputs);
-    return { id: `${inputs.target.host}:${inputs.target.port}/${outs.scriptSha256 as string}`, outs };
+    return { id: `${inputs.target.host}:${inputs.target.port}/${outs.scriptSha256}`, outs };
   },
 
-  async update(_id: string, olds: WireInputs, news: WireInputs): Promise<pulumi.dynamic.UpdateResult> {
+  async update(_id, olds, news) {
     // Only the way to reach the node changed; the step itself stays done.
     return { outs: { ...olds, ...recorded(asInputs(news)) } };
   },

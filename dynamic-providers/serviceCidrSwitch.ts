@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { kubeRest } from "../lib/serviceMove/kubeRest";
 import { closeServiceCidrs, openServiceCidrs, planServiceCidrSwitch, ServiceCidrSwitchPlan } from "../lib/serviceMove/serviceCidrs";
-import { isUnknown, kubeConfigFrom, requiredStrings, throwIfFailed, withSecretOutputs } from "./wire";
+import { isUnknown, kubeConfigFrom, requiredStrings, throwIfFailed, TypedProvider, Wire, withSecretOutputs } from "./wire";
 
 /**
  * The default Service range on the ServiceCIDR API (1.33+), in two resources around the Service moves
@@ -41,6 +41,13 @@ interface SwitchInputs {
   version: string;
 }
 
+/** What state records: the inputs but the kubeconfig, the objects for the preview, and what the step did. */
+interface SwitchOutputs extends Omit<SwitchInputs, "kubeconfig"> {
+  creates: string[];
+  deletes: string[];
+  actions: string[];
+}
+
 /** "ServiceCIDR name [cidrs]" entries that this step creates and deletes, for the preview. */
 function objectsOf(step: ServiceCidrSwitchStep, plan: ServiceCidrSwitchPlan): { creates: string[]; deletes: string[] } {
   const temporary = `ServiceCIDR ${plan.temporary.name} [${plan.temporary.cidrs.join(", ")}]`;
@@ -49,7 +56,7 @@ function objectsOf(step: ServiceCidrSwitchStep, plan: ServiceCidrSwitchPlan): { 
     : { creates: [`ServiceCIDR ${plan.default.name} [${plan.default.to.join(", ")}] (by the apiserver)`], deletes: [temporary] };
 }
 
-function checkInputs(news: Record<string, unknown>): pulumi.dynamic.CheckFailure[] {
+function checkInputs(news: Wire<SwitchInputs>): pulumi.dynamic.CheckFailure[] {
   const failures: pulumi.dynamic.CheckFailure[] = [];
   if (news.step !== "open" && news.step !== "close") failures.push({ property: "step", reason: `step must be "open" or "close"; got ${JSON.stringify(news.step)}` });
   failures.push(...requiredStrings(news, ["kubeconfig", "from", "to"]));
@@ -63,7 +70,7 @@ function checkInputs(news: Record<string, unknown>): pulumi.dynamic.CheckFailure
   return failures;
 }
 
-function asInputs(news: Record<string, unknown>): SwitchInputs {
+function asInputs(news: Wire<SwitchInputs>): SwitchInputs {
   throwIfFailed(checkInputs(news));
   return {
     kubeconfig: news.kubeconfig as string,
@@ -75,7 +82,7 @@ function asInputs(news: Record<string, unknown>): SwitchInputs {
   };
 }
 
-async function applySwitchStep(inputs: SwitchInputs): Promise<Record<string, unknown>> {
+async function applySwitchStep(inputs: SwitchInputs): Promise<SwitchOutputs> {
   const kc = kubeConfigFrom(inputs.kubeconfig);
   const rest = await kubeRest(kc, { maxSockets: 4 });
   const plan = planServiceCidrSwitch(inputs.from, inputs.to);
@@ -89,8 +96,8 @@ async function applySwitchStep(inputs: SwitchInputs): Promise<Record<string, unk
   }
 }
 
-export const serviceCidrSwitchProvider: pulumi.dynamic.ResourceProvider = {
-  async check(_olds: Record<string, unknown>, news: Record<string, unknown>): Promise<pulumi.dynamic.CheckResult> {
+export const serviceCidrSwitchProvider: TypedProvider<SwitchInputs, SwitchOutputs> = {
+  async check(_olds, news) {
     const inputs = { ...news };
     if (!isUnknown(news.from) && !isUnknown(news.to) && typeof news.from === "string" && typeof news.to === "string" && (news.step === "open" || news.step === "close")) {
       try {
@@ -102,20 +109,21 @@ export const serviceCidrSwitchProvider: pulumi.dynamic.ResourceProvider = {
     return { inputs, failures: checkInputs(news) };
   },
 
-  async diff(_id: string, olds: Record<string, unknown>, news: Record<string, unknown>): Promise<pulumi.dynamic.DiffResult> {
+  async diff(_id, olds, news) {
     // Another range or step is another switch; the kubeconfig or a timeout only records itself.
     const replaces = (["step", "from", "to"] as const).filter((k) => isUnknown(news[k]) || news[k] !== olds[k]);
     if (replaces.length > 0) return { changes: true, replaces: [...replaces], deleteBeforeReplace: false };
     return { changes: news.version !== olds.version || news.timeoutSeconds !== olds.timeoutSeconds };
   },
 
-  async create(news: Record<string, unknown>): Promise<pulumi.dynamic.CreateResult> {
+  async create(news) {
     const outs = await applySwitchStep(asInputs(news));
     return { id: `${outs.step}:${outs.from}->${outs.to}`, outs };
   },
 
-  async update(_id: string, olds: Record<string, unknown>, news: Record<string, unknown>): Promise<pulumi.dynamic.UpdateResult> {
-    return { outs: { ...olds, version: news.version ?? olds.version, timeoutSeconds: news.timeoutSeconds ?? olds.timeoutSeconds } };
+  async update(_id, olds, news) {
+    const { version, timeoutSeconds } = asInputs({ ...olds, ...news });
+    return { outs: { ...olds, version, timeoutSeconds } };
   },
 
   async delete(): Promise<void> {

@@ -5,7 +5,7 @@ import { cidrContains, isCidr, isIpAddress } from "../lib/net/cidr";
 import { DEFAULT_JOURNAL_NAMESPACE } from "../lib/serviceMove/journal";
 import { DEFAULT_SERVICE_PARALLELISM } from "../lib/config/migrationConfig";
 import { parseServiceRefKey, serviceRefKey } from "../lib/serviceMove/serviceRef";
-import { WireInputs, containsUnknown, kubeConfigFrom, withSecretOutputs } from "./wire";
+import { containsUnknown, kubeConfigFrom, TypedProvider, Wire, withSecretOutputs } from "./wire";
 import {
   DEFAULT_DELETE_TIMEOUT_SECONDS, KubernetesServiceRequest, KubernetesServiceResult, MoveResult, ServiceMoveRequest, StandInRequest,
 } from "../lib/serviceMove/moveTypes";
@@ -70,11 +70,17 @@ export interface ServiceRecreationArgs {
   version?: pulumi.Input<string>;
 }
 
-/** What the state holds: the inputs (no kubeconfig) and what each move did. */
-export interface ServiceRecreationOutputs {
+interface StandInEntry {
+  of: string;
+  ip: string;
+}
+
+/** The inputs once checked, with the defaults applied. */
+interface RecreationInputs {
+  kubeconfig: string;
   moves: Record<string, ServiceMoveEntry>;
   kubernetesService?: KubernetesServiceRequest;
-  standIns: Record<string, { of: string; ip: string }>;
+  standIns: Record<string, StandInEntry>;
   parallelism: number;
   allowLoadBalancerRecreate: boolean;
   serviceCidr?: string;
@@ -82,6 +88,10 @@ export interface ServiceRecreationOutputs {
   adoptJournals: boolean;
   deleteTimeoutSeconds: number;
   version: string;
+}
+
+/** What the state holds: the inputs (no kubeconfig) and what each move did. */
+export interface ServiceRecreationOutputs extends Omit<RecreationInputs, "kubeconfig"> {
   /** Keyed "namespace/name": outcome, IP now held, gap in milliseconds. */
   results: Record<string, MoveResult>;
   kubernetesServiceResult?: KubernetesServiceResult;
@@ -93,7 +103,7 @@ export interface ServiceRecreationOutputs {
   totalMillis: number;
 }
 
-type Inputs = WireInputs;
+type Inputs = Wire<RecreationInputs>;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === "object" && !Array.isArray(value);
@@ -103,11 +113,11 @@ function checkInputs(news: Inputs): { inputs: Inputs; failures: pulumi.dynamic.C
   const failures: pulumi.dynamic.CheckFailure[] = [];
   const fail = (property: string, reason: string) => { failures.push({ property, reason }); };
   const inputs: Inputs = { ...news };
-  const defaults: Inputs = {
+  const defaults: Partial<RecreationInputs> = {
     parallelism: DEFAULT_SERVICE_PARALLELISM, allowLoadBalancerRecreate: false, journalNamespace: DEFAULT_JOURNAL_NAMESPACE,
     adoptJournals: true, deleteTimeoutSeconds: DEFAULT_DELETE_TIMEOUT_SECONDS, version: SERVICE_RECREATION_PROVIDER_VERSION, standIns: {},
   };
-  for (const [key, value] of Object.entries(defaults)) if (news[key] === undefined) inputs[key] = value;
+  for (const [key, value] of Object.entries(defaults) as Array<[keyof RecreationInputs, unknown]>) if (news[key] === undefined) inputs[key] = value;
 
   if (news.kubeconfig === undefined) fail("kubeconfig", "kubeconfig is required: the kubeconfig's content, as a secret");
   else if (!containsUnknown(news.kubeconfig) && (typeof news.kubeconfig !== "string" || news.kubeconfig.trim() === "")) {
@@ -121,7 +131,7 @@ function checkInputs(news: Inputs): { inputs: Inputs; failures: pulumi.dynamic.C
   if (!containsUnknown(timeout) && (typeof timeout !== "number" || !(timeout > 0))) {
     fail("deleteTimeoutSeconds", `deleteTimeoutSeconds must be a positive number of seconds; got ${JSON.stringify(timeout)}`);
   }
-  for (const key of ["allowLoadBalancerRecreate", "adoptJournals"]) {
+  for (const key of ["allowLoadBalancerRecreate", "adoptJournals"] as const) {
     if (!containsUnknown(inputs[key]) && typeof inputs[key] !== "boolean") fail(key, `${key} must be true or false; got ${JSON.stringify(inputs[key])}`);
   }
   const serviceCidr = containsUnknown(news.serviceCidr) ? undefined : news.serviceCidr;
@@ -195,14 +205,16 @@ function checkInputs(news: Inputs): { inputs: Inputs; failures: pulumi.dynamic.C
  * stand-in request. A Service that left `moves` (after a successful run the next plan sees it in the new range
  * and no longer lists it) is not a change: there is nothing to do for it.
  */
-function diffInputs(olds: Inputs, news: Inputs): pulumi.dynamic.DiffResult {
+function diffInputs(olds: Partial<ServiceRecreationOutputs>, news: Inputs): pulumi.dynamic.DiffResult {
   if (containsUnknown(news.moves) || containsUnknown(news.kubernetesService) || containsUnknown(news.standIns)) return { changes: true };
-  const oldMoves = (isRecord(olds.moves) ? olds.moves : {}) as Record<string, ServiceMoveEntry>;
+  // check has passed on news: its maps hold entries of their shape
+  const oldMoves = olds.moves ?? {};
   const newMoves = (isRecord(news.moves) ? news.moves : {}) as Record<string, ServiceMoveEntry>;
   const movesChanged = Object.entries(newMoves).some(([key, entry]) => oldMoves[key]?.toIP !== entry.toIP || oldMoves[key]?.vacate !== entry.vacate);
-  const kubernetesChanged = news.kubernetesService !== undefined && (olds.kubernetesService as KubernetesServiceRequest | undefined)?.toIP !== (news.kubernetesService as KubernetesServiceRequest).toIP;
-  const oldStandIns = (isRecord(olds.standIns) ? olds.standIns : {}) as Record<string, { of: string; ip: string }>;
-  const standInsChanged = Object.entries((news.standIns ?? {}) as Record<string, { of: string; ip: string }>)
+  const newKubernetes = news.kubernetesService as KubernetesServiceRequest | undefined;
+  const kubernetesChanged = newKubernetes !== undefined && olds.kubernetesService?.toIP !== newKubernetes.toIP;
+  const oldStandIns = olds.standIns ?? {};
+  const standInsChanged = Object.entries((news.standIns ?? {}) as Record<string, StandInEntry>)
     .some(([key, entry]) => oldStandIns[key]?.ip !== entry.ip || oldStandIns[key]?.of !== entry.of);
   const versionChanged = news.version !== undefined && olds.version !== news.version;
   return { changes: movesChanged || kubernetesChanged || standInsChanged || versionChanged };
@@ -233,12 +245,17 @@ async function apply(news: Inputs): Promise<ServiceRecreationOutputs> {
   }
 }
 
-async function applyChecked(news: Inputs): Promise<ServiceRecreationOutputs> {
+/** The inputs once check passes on them (defaults applied), or every failure in one error. */
+function asInputs(news: Inputs): RecreationInputs {
   const { inputs, failures } = checkInputs(news);
   if (failures.length > 0) throw new Error(failures.map((f) => f.reason).join("; "));
-  const kc = kubeConfigFrom(inputs.kubeconfig as string);
-  const moves = inputs.moves as Record<string, ServiceMoveEntry>;
-  const standIns = inputs.standIns as Record<string, { of: string; ip: string }>;
+  return inputs as RecreationInputs;
+}
+
+async function applyChecked(news: Inputs): Promise<ServiceRecreationOutputs> {
+  const inputs = asInputs(news);
+  const kc = kubeConfigFrom(inputs.kubeconfig);
+  const { moves, standIns } = inputs;
   const requests: ServiceMoveRequest[] = Object.entries(moves).map(([key, entry]) => ({
     ...parseServiceRefKey(key)!, fromIP: entry.fromIP, toIP: entry.toIP, type: entry.type,
     ...(entry.vacate ? { vacate: parseServiceRefKey(entry.vacate)! } : {}),
@@ -247,27 +264,21 @@ async function applyChecked(news: Inputs): Promise<ServiceRecreationOutputs> {
   const report = await runServiceMoves(kc, {
     moves: requests,
     standIns: standInRequests,
-    kubernetesService: inputs.kubernetesService as KubernetesServiceRequest | undefined,
+    kubernetesService: inputs.kubernetesService,
   }, {
-    parallelism: inputs.parallelism as number,
-    allowLoadBalancerRecreate: inputs.allowLoadBalancerRecreate as boolean,
-    serviceCidr: inputs.serviceCidr as string | undefined,
-    journalNamespace: inputs.journalNamespace as string,
-    adoptJournals: inputs.adoptJournals as boolean,
-    deleteTimeoutMs: (inputs.deleteTimeoutSeconds as number) * 1000,
+    parallelism: inputs.parallelism,
+    allowLoadBalancerRecreate: inputs.allowLoadBalancerRecreate,
+    serviceCidr: inputs.serviceCidr,
+    journalNamespace: inputs.journalNamespace,
+    adoptJournals: inputs.adoptJournals,
+    deleteTimeoutMs: inputs.deleteTimeoutSeconds * 1000,
   });
   const gaps = report.results.flatMap((r) => (r.gapMillis === undefined ? [] : [r.gapMillis])).sort((a, b) => a - b);
+  const { kubeconfig: _secret, kubernetesService, serviceCidr, ...recorded } = inputs;
   return {
-    moves,
-    ...(inputs.kubernetesService ? { kubernetesService: inputs.kubernetesService as KubernetesServiceRequest } : {}),
-    standIns,
-    parallelism: inputs.parallelism as number,
-    allowLoadBalancerRecreate: inputs.allowLoadBalancerRecreate as boolean,
-    ...(inputs.serviceCidr ? { serviceCidr: inputs.serviceCidr as string } : {}),
-    journalNamespace: inputs.journalNamespace as string,
-    adoptJournals: inputs.adoptJournals as boolean,
-    deleteTimeoutSeconds: inputs.deleteTimeoutSeconds as number,
-    version: inputs.version as string,
+    ...recorded,
+    ...(kubernetesService ? { kubernetesService } : {}),
+    ...(serviceCidr ? { serviceCidr } : {}),
     results: Object.fromEntries(report.results.map((r) => [serviceRefKey(r), r])),
     ...(report.kubernetesService ? { kubernetesServiceResult: report.kubernetesService } : {}),
     standInResults: Object.fromEntries(report.standIns.map((s) => [serviceRefKey(s), { ip: s.ip, outcome: s.outcome }])),
@@ -283,20 +294,20 @@ function resourceId(news: Inputs): string {
   return `service-recreation-${createHash("sha256").update(JSON.stringify(keys)).digest("hex").slice(0, 16)}`;
 }
 
-export const serviceRecreationProvider: pulumi.dynamic.ResourceProvider = {
-  async check(_olds: Inputs, news: Inputs): Promise<pulumi.dynamic.CheckResult> {
+export const serviceRecreationProvider: TypedProvider<RecreationInputs, ServiceRecreationOutputs> = {
+  async check(_olds, news) {
     return checkInputs(news);
   },
 
-  async diff(_id: string, olds: Inputs, news: Inputs): Promise<pulumi.dynamic.DiffResult> {
+  async diff(_id, olds, news) {
     return diffInputs(olds, news);
   },
 
-  async create(news: Inputs): Promise<pulumi.dynamic.CreateResult> {
+  async create(news) {
     return { id: resourceId(news), outs: await apply(news) };
   },
 
-  async update(_id: string, _olds: Inputs, news: Inputs): Promise<pulumi.dynamic.UpdateResult> {
+  async update(_id, _olds, news) {
     return { outs: await apply(news) };
   },
 

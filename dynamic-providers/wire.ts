@@ -3,7 +3,8 @@
  * - the engine's unknown-value placeholder and the two ways to test for it (the value itself; anywhere inside);
  * - the kube client config from the kubeconfig's content, with an error that never echoes the content;
  * - secret inputs and outputs: pulumi.secret for an optional input, and additionalSecretOutputs on top of the caller's;
- * - the checks every provider's check() starts with: required non-empty strings, and failures as one error.
+ * - the checks every provider's check() starts with: required non-empty strings, and failures as one error;
+ * - the types every provider is declared with: Wire<I> (what the engine hands it) and its checked inputs I and outputs O.
  * Providers are serialized by value into the state (Pulumi's closure serializer), so nothing here holds state.
  */
 import * as pulumi from "@pulumi/pulumi";
@@ -12,8 +13,15 @@ import { isUnknown } from "../lib/gate/unknownValue";
 
 export { UNKNOWN_VALUE as UNKNOWN, containsUnknown, isUnknown } from "../lib/gate/unknownValue";
 
-/** What the engine hands a provider's check/diff/create/update: the resource's properties, unknown ones as UNKNOWN. */
-export type WireInputs = Record<string, unknown>;
+/**
+ * What the engine hands a provider's check/diff/create/update for a resource whose checked inputs are I: I's
+ * property names, each value not yet checked (UNKNOWN during a preview, anything a hand-edited state holds).
+ * A provider turns it into I once its check passed.
+ */
+export type Wire<I> = { [K in keyof I]?: unknown };
+
+/** A dynamic provider typed by its checked inputs I and its outputs O. */
+export type TypedProvider<I, O> = pulumi.dynamic.ResourceProvider<Wire<I>, O>;
 
 /** The kube client config from the kubeconfig's content (a secret input). */
 export function kubeConfigFrom(content: string): KubeConfig {
@@ -37,7 +45,7 @@ export function withSecretOutputs(opts: pulumi.CustomResourceOptions | undefined
 }
 
 /** A failure for each of `keys` that is neither unknown yet (preview) nor a non-empty string. */
-export function requiredStrings(news: WireInputs, keys: readonly string[]): pulumi.dynamic.CheckFailure[] {
+export function requiredStrings<I>(news: Wire<I>, keys: ReadonlyArray<keyof I & string>): pulumi.dynamic.CheckFailure[] {
   const failures: pulumi.dynamic.CheckFailure[] = [];
   for (const key of keys) {
     const value = news[key];

@@ -20,6 +20,13 @@ import { freshNamespace, useTestCluster } from "../testbed/fixture";
 import { defaultNodeLabels, registerNode } from "../testbed/kubelet";
 import { eventually, PodSimulator, startPodSimulator } from "./nodeRolloutSimulation";
 
+/** The provider's create, with its outputs as the tests read them (each step reports its own fields). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+async function createStep(news: Record<string, unknown>): Promise<{ id: string; outs: Record<string, any> }> {
+    const { id, outs } = await nodeApiStepsProvider.create!(news);
+    return { id, outs: outs ?? {} };
+}
+
 const OLD_SERVICE_CIDR = "10.96.0.0/12";
 const OLD_POD_CIDR = "10.244.0.0/16";
 const NEW_POD_CIDR = "10.48.0.0/16";
@@ -189,7 +196,7 @@ describe("node move API steps (real kube-apiserver + KCM of the test-bed version
         assert.ok(pods.every((p) => p.spec?.nodeName === "worker-b"));
 
         await assert.rejects(
-            nodeApiStepsProvider.create!(inputs("drain", "worker-b", { plannedPodCIDR: "10.48.2.0/24", drainTimeoutSeconds: 3, evictionRetrySeconds: 1 })),
+            createStep(inputs("drain", "worker-b", { plannedPodCIDR: "10.48.2.0/24", drainTimeoutSeconds: 3, evictionRetrySeconds: 1 })),
             (err: Error) => {
                 assert.match(err.message, /^node worker-b: drain timed out after 3s with 2 pod\(s\) left: /);
                 assert.match(err.message, new RegExp(`PodDisruptionBudget ${namespace}/blocked \\(0 disruptions allowed\\)`));
@@ -209,7 +216,7 @@ describe("node move API steps (real kube-apiserver + KCM of the test-bed version
         assert.strictEqual(record.metadata.unschedulable, false);
         assert.strictEqual(record.nodeUid, before.metadata!.uid);
         await custom.deleteNamespacedCustomObject({ group: "policy", version: "v1", namespace, plural: "poddisruptionbudgets", name: "blocked" });
-        const outs = await nodeApiStepsProvider.create!(inputs("drain", "worker-b", { plannedPodCIDR: "10.48.2.0/24", drainTimeoutSeconds: 30, evictionRetrySeconds: 1 }));
+        const outs = await createStep(inputs("drain", "worker-b", { plannedPodCIDR: "10.48.2.0/24", drainTimeoutSeconds: 30, evictionRetrySeconds: 1 }));
         assert.strictEqual(outs.outs.evicted.length, 2);
         assert.strictEqual((await backupOf("worker-b")).record.metadata.unschedulable, false, "the re-run did not overwrite the pre-cordon backup");
     });
@@ -219,7 +226,7 @@ describe("node move API steps (real kube-apiserver + KCM of the test-bed version
         assert.ok(pods.every((p) => p.spec?.nodeName === "worker-c"), `pods on ${pods.map((p) => p.spec?.nodeName)}`);
         const agent = await daemonSetPodOn("worker-c");
 
-        const { id, outs } = await nodeApiStepsProvider.create!(inputs("drain", "worker-c", { plannedPodCIDR: "10.48.3.0/24", drainTimeoutSeconds: 120, evictionRetrySeconds: 1 }));
+        const { id, outs } = await createStep(inputs("drain", "worker-c", { plannedPodCIDR: "10.48.3.0/24", drainTimeoutSeconds: 120, evictionRetrySeconds: 1 }));
         assert.strictEqual(id, `${RUN_ID}/worker-c/drain`);
         assert.deepStrictEqual(outs.evicted, pods.map((p) => `${namespace}/${p.metadata!.name}`).sort());
         assert.deepStrictEqual(outs.ignored, [`${namespace}/${agent!.metadata!.name} (DaemonSet node-agent)`]);
@@ -240,14 +247,14 @@ describe("node move API steps (real kube-apiserver + KCM of the test-bed version
     it("a pod without a controller stops the drain before the node is touched, unless unmanagedPods is evict", async () => {
         await core.createNamespacedPod({ namespace, body: { metadata: { name: "bare" }, spec: { nodeName: "worker-e", automountServiceAccountToken: false, containers: [{ name: "c", image: "registry.k8s.io/pause:3.2" }] } } });
         await assert.rejects(
-            nodeApiStepsProvider.create!(inputs("drain", "worker-e", { plannedPodCIDR: "10.48.5.0/24" })),
+            createStep(inputs("drain", "worker-e", { plannedPodCIDR: "10.48.5.0/24" })),
             new RegExp(`^Error: node worker-e: cannot drain, 1 pod\\(s\\) have no controller and would not come back: ${namespace}/bare; `),
         );
         const node = await core.readNode({ name: "worker-e" });
         assert.notStrictEqual(node.spec?.unschedulable, true, "not cordoned");
         await assert.rejects(core.readNamespacedConfigMap({ namespace: BACKUP_NAMESPACE, name: backupConfigMapName(RUN_ID, "worker-e") }), (err: { code?: number }) => err.code === 404);
 
-        const { outs } = await nodeApiStepsProvider.create!(inputs("drain", "worker-e", { plannedPodCIDR: "10.48.5.0/24", unmanagedPods: "evict", evictionRetrySeconds: 1 }));
+        const { outs } = await createStep(inputs("drain", "worker-e", { plannedPodCIDR: "10.48.5.0/24", unmanagedPods: "evict", evictionRetrySeconds: 1 }));
         assert.deepStrictEqual(outs.evicted, [`${namespace}/bare`]);
         await eventually("bare pod gone", async () => (await core.listNamespacedPod({ namespace, fieldSelector: "metadata.name=bare" })).items.length === 0 ? true : undefined);
     });
@@ -268,13 +275,13 @@ describe("node move API steps (real kube-apiserver + KCM of the test-bed version
         await block("10-244-10-0-26", "10.244.10.0/26", "worker-b");
         await affinity("worker-b-10-244-10-0-26", "10.244.10.0/26", "worker-b");
 
-        await nodeApiStepsProvider.create!(inputs("drain", "worker-a", { plannedPodCIDR: planned, oldPodCIDR: before.spec!.podCIDR }));
+        await createStep(inputs("drain", "worker-a", { plannedPodCIDR: planned, oldPodCIDR: before.spec!.podCIDR }));
         await assertControllerManagerHealthy();
         // (remote: CNI cleanup, kubelet stop)
-        const deleted = await nodeApiStepsProvider.create!(inputs("delete-node", "worker-a"));
+        const deleted = await createStep(inputs("delete-node", "worker-a"));
         assert.strictEqual(deleted.outs.result, "deleted");
         await assert.rejects(core.readNode({ name: "worker-a" }), (err: { code?: number }) => err.code === 404);
-        const released = await nodeApiStepsProvider.create!(inputs("release-calico-ipam", "worker-a", { oldPoolCidrs: [OLD_POD_CIDR] }));
+        const released = await createStep(inputs("release-calico-ipam", "worker-a", { oldPoolCidrs: [OLD_POD_CIDR] }));
         assert.deepStrictEqual(released.outs.releasedBlocks, ["10-244-9-0-26"]);
         assert.deepStrictEqual(released.outs.releasedAffinities, ["worker-a-10-244-9-0-26"]);
         const names = async (plural: string) => ((await custom.listClusterCustomObject({ ...calico, plural })) as { items: Array<{ metadata: { name: string } }> }).items.map((i) => i.metadata.name).sort();
@@ -287,7 +294,7 @@ describe("node move API steps (real kube-apiserver + KCM of the test-bed version
         assert.deepStrictEqual(fresh.metadata?.labels, defaultNodeLabels("worker-a"));
         assert.ok(!fresh.spec?.podCIDR, "KCM allocates nothing (--allocate-node-cidrs=false)");
 
-        const rejoined = await nodeApiStepsProvider.create!(inputs("rejoin", "worker-a", { plannedPodCIDR: planned, rejoinTimeoutSeconds: 60 }));
+        const rejoined = await createStep(inputs("rejoin", "worker-a", { plannedPodCIDR: planned, rejoinTimeoutSeconds: 60 }));
         assert.strictEqual(rejoined.outs.podCIDR, planned);
         assert.strictEqual(rejoined.outs.assignedPodCIDR, true);
         assert.deepStrictEqual(rejoined.outs.replacedPods, [`${namespace}/${oldAgent!.metadata!.name}`]);
@@ -317,9 +324,9 @@ describe("node move API steps (real kube-apiserver + KCM of the test-bed version
 
         // a re-run of every step (pulumi up after a partial failure) changes nothing
         const uid = after.metadata!.uid;
-        assert.strictEqual((await nodeApiStepsProvider.create!(inputs("drain", "worker-a", { plannedPodCIDR: planned }))).outs.evicted.length, 0);
-        assert.strictEqual((await nodeApiStepsProvider.create!(inputs("delete-node", "worker-a"))).outs.result, "already-re-registered");
-        await nodeApiStepsProvider.create!(inputs("rejoin", "worker-a", { plannedPodCIDR: planned, rejoinTimeoutSeconds: 60 }));
+        assert.strictEqual((await createStep(inputs("drain", "worker-a", { plannedPodCIDR: planned }))).outs.evicted.length, 0);
+        assert.strictEqual((await createStep(inputs("delete-node", "worker-a"))).outs.result, "already-re-registered");
+        await createStep(inputs("rejoin", "worker-a", { plannedPodCIDR: planned, rejoinTimeoutSeconds: 60 }));
         const again = await core.readNode({ name: "worker-a" });
         assert.strictEqual(again.metadata!.uid, uid);
         assert.deepStrictEqual(again.metadata?.labels, before.metadata?.labels);
@@ -328,15 +335,15 @@ describe("node move API steps (real kube-apiserver + KCM of the test-bed version
     it("a CNI that still hands out old addresses fails the rejoin naming the pod; fixed, a re-run converges", async () => {
         const planned = "10.48.5.0/24";
         // worker-e was drained above
-        await nodeApiStepsProvider.create!(inputs("delete-node", "worker-e"));
+        await createStep(inputs("delete-node", "worker-e"));
         staleCni.set("worker-e", OLD_POD_CIDR);
         await kubeletRegistersAgain("worker-e");
         await assert.rejects(
-            nodeApiStepsProvider.create!(inputs("rejoin", "worker-e", { plannedPodCIDR: planned, rejoinTimeoutSeconds: 5 })),
+            createStep(inputs("rejoin", "worker-e", { plannedPodCIDR: planned, rejoinTimeoutSeconds: 5 })),
             new RegExp(`^Error: node worker-e: the node's pods coming back in the new subnet did not happen within 5s: pods outside ${planned.replace(/\./g, "\\.")}: ${namespace}/node-agent-[a-z0-9]+ 10\\.244\\.0\\.\\d+ \\(the CNI still hands out old addresses: check its cleanup\\)$`),
         );
         staleCni.delete("worker-e");
-        const { outs } = await nodeApiStepsProvider.create!(inputs("rejoin", "worker-e", { plannedPodCIDR: planned, rejoinTimeoutSeconds: 60 }));
+        const { outs } = await createStep(inputs("rejoin", "worker-e", { plannedPodCIDR: planned, rejoinTimeoutSeconds: 60 }));
         assert.strictEqual(outs.podCIDR, planned);
         assert.ok(cidrContains(planned, (await daemonSetPodOn("worker-e"))!.status!.podIP!));
     });

@@ -39,7 +39,7 @@ describe("cidr-migration restore (real etcd, real etcdctl)", function () {
     client.close();
     sourceKeys = all;
     const made = await etcdSnapshotProvider.create!({ endpoints: [etcd.endpoint], directory: path.join(work, "snapshots"), trigger: "t", version: "1", keepOnDelete: true, etcdctl: snapshotTool() });
-    snapshot = made.outs.path;
+    snapshot = made.outs!.path;
   });
 
   after(async () => {

@@ -98,7 +98,7 @@ export async function startSshd(opts: SshdOptions = {}): Promise<SshServer> {
     }
     async function runStep(inputs: Record<string, unknown>): Promise<{ stdout: string; stderr: string }> {
         const { outs } = await withClient(() => remoteScriptProvider.create!(inputs));
-        return { stdout: outs.stdout as string, stderr: outs.stderr as string };
+        return { stdout: outs!.stdout, stderr: outs!.stderr };
     }
 
     const self = { host: "127.0.0.1", port, user, privateKey };

@@ -5,10 +5,12 @@ import { UNKNOWN_VALUE } from "../../../lib/gate/unknownValue";
 const connection = { host: "10.0.0.11", port: 22, user: "root", privateKey: "KEY", hostKey: "", dialErrorLimit: 5, perDialTimeoutSeconds: 15 };
 const inputs = (over: Record<string, unknown> = {}) => ({ connection, script: "#!/usr/bin/env bash\necho hi\n", triggers: ["run-1"], secretOutput: false, ...over });
 
-/** The state a create would leave, without dialling: what the provider records beside stdout and stderr. */
-async function stateOf(news: Record<string, unknown>): Promise<Record<string, unknown>> {
-  const { outs } = await remoteScriptProvider.update!("id", {}, news);
-  return outs;
+type ScriptState = Parameters<NonNullable<typeof remoteScriptProvider.diff>>[1];
+
+/** The state a create would leave, without dialling: what the provider records, with empty stdout and stderr. */
+async function stateOf(news: Record<string, unknown>): Promise<ScriptState> {
+  const { outs } = await remoteScriptProvider.update!("id", { stdout: "", stderr: "" } as ScriptState, news);
+  return outs!;
 }
 
 describe("RemoteScript provider (no dialling)", () => {
