@@ -1,4 +1,5 @@
 import { Command } from "commander";
+import { currentBackendUrl, removeTruncatedSidecars } from "../engine/fileBackendSidecars";
 import { runPulumiWithProgram } from "../engine/inlineCli";
 import { PROJECT_DIR, projectProgram } from "../engine/projectProgram";
 import { action } from "./run";
@@ -7,7 +8,8 @@ import { action } from "./run";
  * `cidr-migration pulumi <command> [flags]`: the `pulumi` CLI on this project's program, with the program hosted
  * in this process (engine/inlineCli.ts), so it runs where no pulumi-language-nodejs is installed. Every flag goes
  * to pulumi as typed: `cidr-migration pulumi preview --diff --stack prod` is `pulumi preview --diff --stack prod`.
- * The exit status is pulumi's.
+ * The exit status is pulumi's. A file backend left unreadable by a killed run (engine/fileBackendSidecars.ts) is
+ * mended first, saying so.
  */
 export function registerPulumiCommand(program: Command): void {
   program
@@ -19,6 +21,9 @@ export function registerPulumiCommand(program: Command): void {
     .passThroughOptions()
     .action(
       action(async (args: string[]) => {
+        for (const file of removeTruncatedSidecars(currentBackendUrl())) {
+          process.stderr.write(`cidr-migration: removed ${file}: an empty metadata file a killed pulumi run left beside the stack file; the state itself is as that run last saved it\n`);
+        }
         const result = await runPulumiWithProgram({
           args,
           cwd: PROJECT_DIR,

@@ -15,6 +15,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
+import { removeTruncatedSidecars } from "../../engine/fileBackendSidecars";
 import { CommandResult, EngineStack, REPO_ROOT } from "./engineStack";
 import { startSandboxForEngine, stopSandboxForEngine } from "./sandboxForEngine";
 import { resolveTestBedVersion } from "../testbed/kubeVersion";
@@ -125,6 +126,10 @@ describe(`the real Pulumi engine applies the first phases on the sandbox (Kubern
     });
     const result = await first;
     assert.ok(killed && result.signal === "SIGKILL", `the run was killed during the snapshot (exit ${result.exitCode}):\n${result.stdout}`);
+    // A kill while the engine writes its checkpoint can leave an empty <stack>.json.attrs (engine/fileBackendSidecars.ts);
+    // the recovery removes it first, as `cidr-migration pulumi` does before any command.
+    const mended = removeTruncatedSidecars(stack.env.PULUMI_BACKEND_URL);
+    if (mended.length > 0) console.log(`      (the kill landed on the checkpoint write: removed ${mended.join(", ")})`);
     // Whether the engine saved the pending create before the kill depends on the moment; either way it is only the snapshot's.
     const pending = (await stack.exportState()).pending as Array<{ type: string; resource: { urn: string } }>;
     assert.ok(pending.every((p) => p.type === "creating" && p.resource.urn.endsWith("::etcd-snapshot")), JSON.stringify(pending.map((p) => [p.type, p.resource.urn])));
