@@ -73,17 +73,11 @@ export async function loadJournal(rest: KubeRest, namespace: string): Promise<Jo
           if (!isStatus(err, 409)) throw err;
         }
       })));
+      const byDataKey = new Map(fresh.map((e) => [entryDataKey(e.namespace, e.name), e]));
       for (const secret of secrets) {
-        for (const dataKey of Object.keys(secret.data as object)) {
-          const entry = fresh.find((e) => entryDataKey(e.namespace, e.name) === dataKey)!;
-          holder.set(serviceRefKey(entry), secret.metadata!.name!);
-        }
+        for (const dataKey of Object.keys(secret.data as object)) holder.set(serviceRefKey(byDataKey.get(dataKey)!), secret.metadata!.name!);
       }
-      const bySecret = new Map<string, JournalEntry[]>();
-      for (const e of existing) {
-        const name = holder.get(serviceRefKey(e))!;
-        bySecret.set(name, [...(bySecret.get(name) ?? []), e]);
-      }
+      const bySecret = groupBy(existing, (e) => holder.get(serviceRefKey(e))!);
       const gone = await Promise.all([...bySecret].map(async ([name, set]) => ((await rewrite(name, set, [])) ? [] : set)));
       for (const e of all) entries.set(serviceRefKey(e), e);
       // Secrets removed meanwhile (by hand?): their entries go into a new pack
@@ -95,14 +89,12 @@ export async function loadJournal(rest: KubeRest, namespace: string): Promise<Jo
       await store.writeAll([entry]);
     },
     async remove(keys) {
-      const bySecret = new Map<string, string[]>();
-      for (const key of keys) {
-        const name = holder.get(key);
-        if (!name) continue;
+      const held = keys.filter((key) => holder.has(key));
+      const bySecret = groupBy(held, (key) => holder.get(key)!);
+      await Promise.all([...bySecret].map(([name, heldKeys]) => rewrite(name, [], heldKeys.map((key) => {
         const [namespace_, name_] = key.split("/");
-        bySecret.set(name, [...(bySecret.get(name) ?? []), entryDataKey(namespace_, name_)]);
-      }
-      await Promise.all([...bySecret].map(([name, dataKeys]) => rewrite(name, [], dataKeys)));
+        return entryDataKey(namespace_, name_);
+      }))));
       for (const key of keys) {
         holder.delete(key);
         entries.delete(key);
@@ -110,4 +102,16 @@ export async function loadJournal(rest: KubeRest, namespace: string): Promise<Jo
     },
   };
   return store;
+}
+
+/** Items grouped by `keyOf`, in their order; linear (a pack holds up to a hundred entries, a run thousands). */
+function groupBy<T>(items: T[], keyOf: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const key = keyOf(item);
+    const group = groups.get(key);
+    if (group) group.push(item);
+    else groups.set(key, [item]);
+  }
+  return groups;
 }
