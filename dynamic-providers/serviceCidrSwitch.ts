@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import { kubeRest } from "../lib/serviceMove/kubeRest";
-import { closeServiceCidrs, openServiceCidrs, planServiceCidrSwitch, ServiceCidrSwitchPlan } from "../lib/serviceMove/serviceCidrs";
+import { closeServiceCidrs, openServiceCidrs, planServiceCidrSwitch, SERVICE_CIDR_SWITCH_TIMEOUT_MS, ServiceCidrSwitchPlan } from "../lib/serviceMove/serviceCidrs";
 import { isUnknown, kubeConfigFrom, requiredStrings, throwIfFailed, TypedProvider, Wire, withSecretOutputs } from "./wire";
 
 /**
@@ -16,8 +16,7 @@ import { isUnknown, kubeConfigFrom, requiredStrings, throwIfFailed, TypedProvide
  */
 
 export const SERVICE_CIDR_SWITCH_PROVIDER_VERSION = "1";
-/** How long a ServiceCIDR gets to become Ready or to go. */
-const DEFAULT_SWITCH_TIMEOUT_SECONDS = 120;
+const DEFAULT_SWITCH_TIMEOUT_SECONDS = SERVICE_CIDR_SWITCH_TIMEOUT_MS / 1000;
 
 export type ServiceCidrSwitchStep = "open" | "close";
 

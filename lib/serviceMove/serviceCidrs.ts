@@ -110,6 +110,9 @@ function safeContains(cidr: string, ip: string): boolean {
 const sameCidrs = (a: string[], b: string[]) => a.length === b.length && a.every((c, i) => c === b[i]);
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** How long a ServiceCIDR gets to become Ready or to go, by default (the ServiceCidrSwitch resource's too). */
+export const SERVICE_CIDR_SWITCH_TIMEOUT_MS = 120_000;
+
 async function waitFor<T>(what: () => Promise<T | undefined>, timeoutMs: number, pollMs = 250): Promise<T | undefined> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -125,7 +128,7 @@ export interface SwitchStepReport {
 }
 
 /** Steps 1 and 2. Safe to repeat: after a finished run (default already on the new range) it does nothing. */
-export async function openServiceCidrs(rest: KubeRest, plan: ServiceCidrSwitchPlan, timeoutMs = 60_000): Promise<SwitchStepReport> {
+export async function openServiceCidrs(rest: KubeRest, plan: ServiceCidrSwitchPlan, timeoutMs = SERVICE_CIDR_SWITCH_TIMEOUT_MS): Promise<SwitchStepReport> {
   const actions: string[] = [];
   const current = await readServiceCidr(rest, plan.default.name);
   if (current && !current.terminating && sameCidrs(current.cidrs, plan.default.to)) return { actions };
@@ -169,7 +172,7 @@ export async function openServiceCidrs(rest: KubeRest, plan: ServiceCidrSwitchPl
 }
 
 /** Steps 3 and 4. Fails, naming every address still held in the old range, when the old default cannot go. */
-export async function closeServiceCidrs(rest: KubeRest, plan: ServiceCidrSwitchPlan, timeoutMs = 120_000): Promise<SwitchStepReport> {
+export async function closeServiceCidrs(rest: KubeRest, plan: ServiceCidrSwitchPlan, timeoutMs = SERVICE_CIDR_SWITCH_TIMEOUT_MS): Promise<SwitchStepReport> {
   const actions: string[] = [];
   const replaced = await waitFor(async () => {
     const current = await readServiceCidr(rest, plan.default.name);
