@@ -10,7 +10,7 @@
  * the result is checked with JSON.parse to equal the input with only Network changed. Refused: invalid JSON,
  * no "Network" key (an IPv6-only flannel), a Network that is not a string.
  */
-import { normalizeCidr } from "../net/cidr";
+import { newPodRange } from "./newPodRange";
 import { UserError } from "../config/errors";
 import { YamlEditError } from "../yaml/yamlCstEdit";
 import { editMapScalars } from "../yaml/yamlMapEdit";
@@ -38,13 +38,7 @@ export function readFlannelNetwork(netConfJson: string, source = "kube-flannel-c
 }
 
 export function setFlannelNetwork(netConfJson: string, network: string, source = "kube-flannel-cfg net-conf.json"): FlannelNetworkEdit {
-  let cidr: string;
-  try {
-    cidr = normalizeCidr(network);
-  } catch (error) {
-    throw new UserError(`${source}: Network "${network}" is not a CIDR (${(error as Error).message}); pass the new pod range`);
-  }
-  if (cidr !== network) throw new UserError(`${source}: Network "${network}" is not in normal form; pass "${cidr}"`);
+  const cidr = newPodRange(network, source, "Network");
   const before = readFlannelNetwork(netConfJson, source);
   let text: string;
   try {

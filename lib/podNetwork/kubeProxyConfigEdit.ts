@@ -9,7 +9,7 @@
  * the key is added when kubeadm left it out. The CIDR is normalized first, so "10.48.0.1/16" is refused.
  * Errors are UserError, one line naming the ConfigMap key.
  */
-import { normalizeCidr } from "../net/cidr";
+import { newPodRange } from "./newPodRange";
 import { UserError } from "../config/errors";
 import { YamlEditError } from "../yaml/yamlCstEdit";
 import { editMapScalars, readMapScalar } from "../yaml/yamlMapEdit";
@@ -33,13 +33,7 @@ function asUserError<T>(run: () => T): T {
 }
 
 export function setKubeProxyClusterCidr(configConf: string, clusterCidr: string, source = "kube-system/kube-proxy config.conf"): KubeProxyEdit {
-  let cidr: string;
-  try {
-    cidr = normalizeCidr(clusterCidr);
-  } catch (error) {
-    throw new UserError(`${source}: clusterCIDR "${clusterCidr}" is not a CIDR (${(error as Error).message}); pass the new pod range`);
-  }
-  if (cidr !== clusterCidr) throw new UserError(`${source}: clusterCIDR "${clusterCidr}" is not in normal form; pass "${cidr}"`);
+  const cidr = newPodRange(clusterCidr, source, "clusterCIDR");
   return asUserError(() => {
     const kind = readMapScalar(configConf, source, ["kind"]);
     if (kind !== "KubeProxyConfiguration") {
