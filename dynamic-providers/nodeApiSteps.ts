@@ -25,7 +25,7 @@ import { containsUnknown, kubeConfigFrom, TypedProvider, Wire, withSecretOutputs
  *                      verify podCIDR and metadata.
  *
  * Each step is one file in lib/nodeMove/apiSteps/, run by its StepRun; this file checks, diffs and dispatches.
- * Remote steps (CNI cleanup, kubelet stop/start, clusterDNS) run between them as remote.Commands
+ * Remote steps (CNI cleanup, kubelet stop/start, clusterDNS) run between them as RemoteScripts
  * (components/nodeRollout.ts). Every step is idempotent and keyed by (runId, node): a re-run after a crash reads
  * the backup from the cluster, never from memory, and recognises the re-registered Node by its new uid, so it
  * neither deletes it again nor loses the labels. check and diff are read-only. The kubeconfig is an input only

@@ -37,7 +37,7 @@ export interface MockGraph {
 export interface MockOptions {
   /** State for a read (ConfigMap.get etc.): by type and id. Missing: the read fails like a missing object. */
   readState?: (type: string, id: string) => Record<string, unknown> | undefined;
-  /** Outputs of a created resource (default: its inputs), e.g. the stdout of a remote.Command read step. */
+  /** Outputs of a created resource (default: its inputs), e.g. the stdout of a RemoteScript read step. */
   outputs?: (resource: { type: string; name: string; inputs: Record<string, any> }) => Record<string, unknown>;
   preview?: boolean;
 }
