@@ -5,7 +5,7 @@ import { cidrContains, isCidr, isIpAddress } from "../lib/net/cidr";
 import { DEFAULT_JOURNAL_NAMESPACE } from "../lib/serviceMove/journal";
 import { DEFAULT_SERVICE_PARALLELISM } from "../lib/config/migrationConfig";
 import { parseServiceRefKey, serviceRefKey } from "../lib/serviceMove/serviceRef";
-import { containsUnknown, kubeConfigFrom, TypedProvider, Wire, withSecretOutputs } from "./wire";
+import { containsUnknown, kubeConfigFrom, throwIfFailed, TypedProvider, Wire, withSecretOutputs } from "./wire";
 import {
   DEFAULT_DELETE_TIMEOUT_SECONDS, KubernetesServiceRequest, KubernetesServiceResult, MoveResult, ServiceMoveRequest, StandInRequest,
 } from "../lib/serviceMove/moveTypes";
@@ -248,7 +248,7 @@ async function apply(news: Inputs): Promise<ServiceRecreationOutputs> {
 /** The inputs once check passes on them (defaults applied), or every failure in one error. */
 function asInputs(news: Inputs): RecreationInputs {
   const { inputs, failures } = checkInputs(news);
-  if (failures.length > 0) throw new Error(failures.map((f) => f.reason).join("; "));
+  throwIfFailed(failures);
   return inputs as RecreationInputs;
 }
 
