@@ -14,16 +14,21 @@ import { Plan } from "../lib/plan/planModel";
 
 export class PlanOrder {
   private readonly carrier = new Map<string, pulumi.Resource>();
-  /** Plan steps this run has nothing to do for (found done already), with why. */
-  private readonly skipped = new Map<string, string>();
+  /** Plan steps this run has nothing to do for (found done already; skip() logs why). */
+  private readonly skipped = new Set<string>();
   private readonly names = new Map<pulumi.Resource, string>();
   private readonly waitsFor = new Map<pulumi.Resource, pulumi.Resource[]>();
 
-  constructor(private readonly plan: Plan) {}
+  /** Every step id of the plan, in plan order (listed once: index.ts selects from it for each resource). */
+  private readonly stepIds: string[];
+
+  constructor(private readonly plan: Plan) {
+    this.stepIds = plan.phases.flatMap((p) => p.steps.map((s) => s.id));
+  }
 
   /** The plan's step ids that `match` selects, in plan order. */
   steps(match: (id: string) => boolean): string[] {
-    return this.plan.phases.flatMap((p) => p.steps.map((s) => s.id)).filter(match);
+    return this.stepIds.filter(match);
   }
 
   /**
@@ -51,7 +56,7 @@ export class PlanOrder {
 
   /** Plan steps with nothing to do on this cluster (e.g. the old pool is gone already): no resource, logged why. */
   skip(ids: readonly string[], why: string): void {
-    for (const id of ids) this.skipped.set(id, why);
+    for (const id of ids) this.skipped.add(id);
     if (ids.length > 0) void pulumi.log.info(`${ids.join(", ")}: ${why}; nothing to do`);
   }
 
