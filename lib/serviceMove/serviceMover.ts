@@ -166,7 +166,15 @@ async function journalPhase(run: Run, work: Array<Exclude<Decision, { kind: "ski
   } catch (err) {
     failures.push(failureLine(err, ctx.rest.server, "journaling the Service moves"));
   }
-  for (const d of work) if (d.kind === "resume") prepared.push(preparedMove(d.request, d.entry, d.live, "completed-from-journal"));
+  for (const d of work) {
+    if (d.kind !== "resume") continue;
+    // its re-create body is built here: a journaled original it cannot be built from stops the run before any delete
+    try {
+      prepared.push(preparedMove(d.request, d.entry, d.live, "completed-from-journal"));
+    } catch (err) {
+      failWith(run, serviceRefKey(d.request))(err);
+    }
+  }
   if (failures.length === 0) return prepared;
   const undone = await Promise.all(fresh.map((d) => {
     const entry = ctx.journal.entries.get(serviceRefKey(d.request));
