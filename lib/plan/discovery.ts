@@ -1,7 +1,7 @@
 import { CoreV1Api, CustomObjectsApi, KubeConfig, V1ConfigMap, V1Node, V1Service, VersionApi } from "@kubernetes/client-node";
 import { parse } from "yaml";
 import { describeKubeError, isNotFound } from "../config/kubeClient";
-import { CalicoPoolInfo, CniInfo, Inventory, NodeInfo, ServiceCidrInfo, ServiceInfo } from "./inventory";
+import { CalicoOperatorInfo, CalicoPoolInfo, CniInfo, InstallationPool, Inventory, NodeInfo, ServiceCidrInfo, ServiceInfo } from "./inventory";
 
 /** Live cluster → Inventory. Read-only: only get and list calls. */
 
@@ -148,12 +148,48 @@ async function discoverCni(kc: KubeConfig, core: CoreV1Api): Promise<CniInfo> {
     (await optionalConfigMap(core, "kube-flannel", "kube-flannel-cfg")) ?? (await optionalConfigMap(core, "kube-system", "kube-flannel-cfg"));
   const cilium = await optionalConfigMap(core, "kube-system", "cilium-config");
   const info: CniInfo = { detected: "none", calicoPools };
+  const calicoOperator = await readCalicoOperator(kc);
+  if (calicoOperator) info.calicoOperator = calicoOperator;
   if (flannel?.data?.["net-conf.json"]) {
     const net = JSON.parse(flannel.data["net-conf.json"]) as { Network?: string };
     if (net.Network) info.flannelNetwork = net.Network;
   }
   if (cilium?.data?.["cluster-pool-ipv4-cidr"]) info.ciliumClusterPoolCidr = cilium.data["cluster-pool-ipv4-cidr"];
   info.detected = calicoPools.length > 0 ? "calico" : flannel ? "flannel" : cilium ? "cilium" : "none";
+  return info;
+}
+
+async function optionalClusterObject(kc: KubeConfig, group: string, version: string, plural: string, name: string): Promise<Record<string, unknown> | undefined> {
+  try {
+    return (await kc.makeApiClient(CustomObjectsApi).getClusterCustomObject({ group, version, plural, name })) as Record<string, unknown>;
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
+/**
+ * The Tigera operator's view of the pools: Installation default's ipPools, whether its APIServer is Ready, and
+ * whether projectcalico.org/v3 is served (the operator changes pools only through v3). Undefined without an
+ * Installation (no operator.tigera.io CRD, or none named default).
+ */
+async function readCalicoOperator(kc: KubeConfig): Promise<CalicoOperatorInfo | undefined> {
+  const installation = await optionalClusterObject(kc, "operator.tigera.io", "v1", "installations", "default");
+  if (!installation) return undefined;
+  const spec = (installation.spec ?? {}) as { calicoNetwork?: { ipPools?: InstallationPool[] } };
+  const apiServer = await optionalClusterObject(kc, "operator.tigera.io", "v1", "apiservers", "default");
+  const v3Served = await kc.makeApiClient(CustomObjectsApi).listClusterCustomObject({ group: "projectcalico.org", version: "v3", plural: "ippools", limit: 1 })
+    .then(() => true, (err: unknown) => {
+      if (isNotFound(err)) return false;
+      throw err;
+    });
+  const info: CalicoOperatorInfo = { v3Served };
+  const pools = spec.calicoNetwork?.ipPools;
+  if (Array.isArray(pools)) info.ipPools = pools;
+  if (apiServer) {
+    const state = (apiServer.status as { state?: unknown } | undefined)?.state;
+    info.apiServerState = typeof state === "string" ? state : "";
+  }
   return info;
 }
 

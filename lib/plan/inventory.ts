@@ -35,11 +35,35 @@ export interface CalicoPoolInfo {
   disabled?: boolean;
 }
 
+/** One entry of Installation.spec.calicoNetwork.ipPools (operator.tigera.io/v1), as found; other fields are kept. */
+export interface InstallationPool {
+  name?: string;
+  cidr: string;
+  encapsulation?: string;
+  natOutgoing?: string;
+  nodeSelector?: string;
+  blockSize?: number;
+  disableNewAllocations?: boolean;
+  [field: string]: unknown;
+}
+
+/** The Tigera operator's Installation `default`, when the cluster has one. */
+export interface CalicoOperatorInfo {
+  /** spec.calicoNetwork.ipPools; absent when the field is (the operator has not defaulted it yet). */
+  ipPools?: InstallationPool[];
+  /** APIServer default's status.state ("" before it has one; absent without the object): "Ready" lets the operator change pools. */
+  apiServerState?: string;
+  /** projectcalico.org/v3 IPPools are served (by the Calico API server or as CRDs). */
+  v3Served: boolean;
+}
+
 export type DetectedCni = "calico" | "flannel" | "cilium" | "none";
 
 export interface CniInfo {
   detected: DetectedCni;
   calicoPools: CalicoPoolInfo[];
+  /** Present when an operator.tigera.io Installation `default` exists: the operator may own the pools. */
+  calicoOperator?: CalicoOperatorInfo;
   /** Network from kube-flannel-cfg's net-conf.json. */
   flannelNetwork?: string;
   /** cluster-pool-ipv4-cidr from cilium-config. */

@@ -81,6 +81,14 @@ export function checkInventory(data: unknown, what: string): Inventory {
   else inv.cni.calicoPools.forEach((p, i) => {
     if (!isObject(p) || typeof p.name !== "string" || !isCidr(p.cidr)) fail(`cni.calicoPools[${i}]`, `is ${show(p)}, not {name, cidr}`);
   });
+  const operator = inv.cni.calicoOperator;
+  if (operator !== undefined) {
+    if (!isObject(operator) || typeof operator.v3Served !== "boolean") fail("cni.calicoOperator", `is ${show(operator)}, not {ipPools, apiServerState, v3Served}`);
+    else if (operator.ipPools !== undefined && !Array.isArray(operator.ipPools)) fail("cni.calicoOperator.ipPools", `is ${show(operator.ipPools)}, not a list`);
+    else operator.ipPools?.forEach((p: unknown, i: number) => {
+      if (!isObject(p) || !isCidr(p.cidr)) fail(`cni.calicoOperator.ipPools[${i}]`, `is ${show(p)}, not {name, cidr, ...}`);
+    });
+  }
   for (const [field, value] of [
     ["kubeProxy.clusterCIDR", inv.kubeProxy?.clusterCIDR],
     ["kubeadmConfig.podSubnet", inv.kubeadmConfig?.podSubnet],

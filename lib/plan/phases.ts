@@ -7,7 +7,7 @@ import { MigrationConfig, NodeTarget } from "../config/migrationConfig";
 import { CILIUM_OPERATOR } from "../podNetwork/ciliumPool";
 import { isKubernetesService, serviceRefKey } from "../serviceMove/serviceRef";
 import { ControlPlaneStep, stepId } from "./stepIds";
-import { NodeMove, Plan, PlanPhase, PlanStep, PhaseName, ServiceMove } from "./planModel";
+import { CalicoPoolPlan, NodeMove, Plan, PlanPhase, PlanStep, PhaseName, ServiceMove } from "./planModel";
 
 /** The published manual runbook's figures, in minutes, per phase (per node for "nodes"). */
 export const MANUAL_RUNBOOK_MINUTES: Record<PhaseName, { min: number; max: number }> = {
@@ -102,14 +102,30 @@ function serviceSteps(list: PhaseList, moving: ServiceMove[], dnsKey: string, ku
   return steps.length > 0 ? steps.map((s) => s.id) : after;
 }
 
+/** What each Calico step changes, as plan and preview list it: the Installation's pools or the IPPools themselves. */
+function calicoTargets(podCidr: MigrationConfig["podCidr"], pools: CalicoPoolPlan | undefined): { newPool: string; closeOld: string; removeOld: string } {
+  if (pools?.management === "operator") {
+    const installation = `Installation ${pools.installation}`;
+    const old = `${pools.oldPool ?? "the pool"} (${podCidr.from})`;
+    return {
+      newPool: `${installation} ipPools: add ${pools.newPool} (${podCidr.to}); the Tigera operator creates it`,
+      closeOld: `${installation} ipPools: ${old} nodeSelector "!all()"`,
+      removeOld: `${installation} ipPools: remove ${old} once no IPAM block is left in it; the operator deletes the IPPool`,
+    };
+  }
+  return { newPool: `IPPool in ${podCidr.to}`, closeOld: `IPPool in ${podCidr.from}`, removeOld: `IPPool in ${podCidr.from}` };
+}
+
 /** The CNI's steps; the old Calico pool's removal is returned apart: it waits for kube-proxy (set by the caller). */
-function cniSteps(list: PhaseList, cni: Plan["cni"], podCidr: MigrationConfig["podCidr"], after: string[]): { steps: PlanStep[]; oldPoolRemoval?: PlanStep } {
+function cniSteps(list: PhaseList, cni: Plan["cni"], calicoPools: CalicoPoolPlan | undefined, podCidr: MigrationConfig["podCidr"], after: string[]): { steps: PlanStep[]; oldPoolRemoval?: PlanStep } {
   const steps: PlanStep[] = [];
   let oldPoolRemoval: PlanStep | undefined;
   if (cni === "calico") {
-    steps.push(step(stepId.cni({ cni: "calico", step: "new-pool" }), "create-ippool", `IPPool in ${podCidr.to}`, after, E.cniStep));
-    steps.push(step(stepId.cni({ cni: "calico", step: "disable-old-pool" }), "disable-ippool", `IPPool in ${podCidr.from}`, [stepId.cni({ cni: "calico", step: "new-pool" })], E.cniStep));
-    oldPoolRemoval = step(stepId.cni({ cni: "calico", step: "remove-old-pool" }), "delete-ippool", `IPPool in ${podCidr.from}`, [], E.cniStep);
+    const targets = calicoTargets(podCidr, calicoPools);
+    const manifest = calicoPools?.management !== "operator";
+    steps.push(step(stepId.cni({ cni: "calico", step: "new-pool" }), manifest ? "create-ippool" : "patch-installation", targets.newPool, after, E.cniStep));
+    steps.push(step(stepId.cni({ cni: "calico", step: "disable-old-pool" }), manifest ? "disable-ippool" : "patch-installation", targets.closeOld, [stepId.cni({ cni: "calico", step: "new-pool" })], E.cniStep));
+    oldPoolRemoval = step(stepId.cni({ cni: "calico", step: "remove-old-pool" }), manifest ? "delete-ippool" : "patch-installation", targets.removeOld, [], E.cniStep);
     steps.push(oldPoolRemoval);
   } else if (cni === "flannel") {
     steps.push(step(stepId.cni({ cni: "flannel", step: "net-conf" }), "patch-configmap", "ConfigMap kube-flannel-cfg net-conf.json", after, E.cniStep));
@@ -149,7 +165,7 @@ function nodeSteps(list: PhaseList, nodes: NodeMove[], controlPlanes: NodeTarget
  * Builds the phases in the runbook's order. The DNS Service moves in two halves around the node rollout: a stand-in
  * at the final IP before the cluster config points kubelets at it, the real swap once every node has moved.
  */
-export function planPhases(config: MigrationConfig, cni: Plan["cni"], services: ServiceMove[], nodes: NodeMove[], dnsKey: string, kubernetesMoves: boolean): PlanPhase[] {
+export function planPhases(config: MigrationConfig, cni: Plan["cni"], calicoPools: CalicoPoolPlan | undefined, services: ServiceMove[], nodes: NodeMove[], dnsKey: string, kubernetesMoves: boolean): PlanPhase[] {
   const list = new PhaseList();
   list.phase("preflight", [step(stepId.preflight, "audit", "cluster", [], E.preflight)]);
   list.phase("snapshot", [step(stepId.snapshot, "etcd-snapshot", config.etcd.endpoints[0] ?? "etcd", [stepId.preflight], E.snapshot)]);
@@ -172,7 +188,7 @@ export function planPhases(config: MigrationConfig, cni: Plan["cni"], services: 
   ]);
   const clusterConfigDone = clusterConfig.map((s) => s.id);
 
-  const cniPhase = cniSteps(list, cni, config.podCidr, clusterConfigDone);
+  const cniPhase = cniSteps(list, cni, calicoPools, config.podCidr, clusterConfigDone);
   const lastCniStep = cniPhase.steps.filter((s) => s !== cniPhase.oldPoolRemoval).pop();
   const nodesDone = nodeSteps(list, nodes, controlPlanes, lastCniStep ? [lastCniStep.id] : clusterConfigDone);
   if (dnsFinal) dnsFinal.dependsOn = [...nodesDone];

@@ -10,6 +10,7 @@ import { planRefusals } from "./planRefusals";
 import { standInName } from "../serviceMove/planMoves";
 import { isKubernetesService, serviceRefKey } from "../serviceMove/serviceRef";
 import { planPhases } from "./phases";
+import { calicoPoolPlan } from "./calicoPools";
 
 /**
  * Pure: (MigrationConfig, Inventory) → Plan. No I/O, no clock, no randomness: the same inputs give byte-identical JSON.
@@ -84,7 +85,8 @@ function planCluster(config: MigrationConfig, inventory: Inventory): Plan {
   };
   const nodes = planNodes(config, inventory.nodes, warnings);
   checkClusterConfig(config, inventory, warnings);
-  const phases = planPhases(config, cni, services, nodes, dnsKey, kubernetesService.oldClusterIP !== kubernetesService.newClusterIP);
+  const calicoPools = cni === "calico" ? calicoPoolPlan(inventory.cni, config.podCidr) : undefined;
+  const phases = planPhases(config, cni, calicoPools, services, nodes, dnsKey, kubernetesService.oldClusterIP !== kubernetesService.newClusterIP);
   const oursSeconds = phases.reduce((sum, p) => sum + p.estimateSeconds, 0);
   const movingNodes = nodes.filter((n) => n.action === "move").length;
   const manualMinutes = phases.reduce(
@@ -100,6 +102,7 @@ function planCluster(config: MigrationConfig, inventory: Inventory): Plan {
     kubernetesService,
     dns,
     cni,
+    ...(calicoPools ? { calicoPools } : {}),
     services,
     nodes,
     phases,

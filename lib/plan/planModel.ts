@@ -64,12 +64,26 @@ export interface PlanWarning {
   object: string;
 }
 
+/** How the Calico pools move (lib/plan/calicoPools.ts); only on a Calico cluster. */
+export interface CalicoPoolPlan {
+  /** "operator": through Installation default's ipPools; "manifest": the IPPool objects directly. */
+  management: "operator" | "manifest";
+  /** The Installation the operator reads, on the operator path. */
+  installation?: string;
+  /** The pool holding the old pod range; undefined once it is gone. */
+  oldPool?: string;
+  newPool: string;
+  /** Why this path, as plan and preview say it. */
+  reason: string;
+}
+
 export interface Plan {
   serviceCidr: { from: string; to: string };
   podCidr: { from: string; to: string; nodeMaskSize: number };
   kubernetesService: { oldClusterIP: string; newClusterIP: string };
   dns: { namespace: string; name: string; oldClusterIP?: string; newClusterIP: string };
   cni: "calico" | "flannel" | "cilium" | "none";
+  calicoPools?: CalicoPoolPlan;
   services: ServiceMove[];
   nodes: NodeMove[];
   phases: PlanPhase[];

@@ -4,6 +4,7 @@ import { ConfigProblem } from "../config/errors";
 import { Inventory } from "./inventory";
 import { MigrationConfig } from "../config/migrationConfig";
 import { Plan, ServiceMove } from "./planModel";
+import { calicoPoolRefusals } from "./calicoPools";
 import { standInName } from "../serviceMove/planMoves";
 import { serviceRefKey } from "../serviceMove/serviceRef";
 
@@ -13,7 +14,7 @@ import { serviceRefKey } from "../serviceMove/serviceRef";
  * graph plans again from the live cluster on every `pulumi up`: the old range or the new one, never a third.
  */
 export function planRefusals(config: MigrationConfig, inventory: Inventory, plan: Plan): ConfigProblem[] {
-  return [...dnsService(config, plan), ...cni(config, inventory), ...serviceRange(config, inventory, plan), ...unlistedNodes(config, inventory, plan)];
+  return [...dnsService(config, plan), ...cni(config, inventory), ...calicoOperator(config, inventory, plan), ...serviceRange(config, inventory, plan), ...unlistedNodes(config, inventory, plan)];
 }
 
 const problem = (configKey: string, message: string): ConfigProblem => ({ key: `${CONFIG_NAMESPACE}:${configKey}`, message });
@@ -57,6 +58,12 @@ function cni(config: MigrationConfig, inventory: Inventory): ConfigProblem[] {
           ? `Cilium (ConfigMap kube-system/cilium-config${c.ciliumClusterPoolCidr ? `, cluster-pool-ipv4-cidr ${c.ciliumClusterPoolCidr}` : ""})`
           : "no CNI that discovery knows (no Calico IPPool, kube-flannel-cfg or cilium-config)";
   return [problem("cni", `is "${config.cni}" but discovery finds ${seen}, so the pod network would not be switched; set it to "${detected}" or "auto"`)];
+}
+
+/** Installation pools the Tigera operator could not move as planned (lib/podNetwork/calicoInstallation.ts). */
+function calicoOperator(config: MigrationConfig, inventory: Inventory, plan: Plan): ConfigProblem[] {
+  if (plan.cni !== "calico") return [];
+  return calicoPoolRefusals(inventory.cni, config.podCidr).map((message) => problem("podCidr", message));
 }
 
 /** The ranges a kubeadm serviceSubnet or ServiceCIDR lists, normalized; unparsable entries are dropped. */

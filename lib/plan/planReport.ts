@@ -1,3 +1,4 @@
+import { cniSummary } from "./calicoPools";
 import { Plan } from "./planModel";
 import { renderTable, TextColumn, wrapWithPrefix } from "../report/textTable";
 
@@ -38,7 +39,8 @@ export function renderPlan(plan: Plan, opts: RenderOptions = {}): string {
   out.push("");
   out.push(`Service CIDR  ${plan.serviceCidr.from} -> ${plan.serviceCidr.to}`);
   out.push(`Pod CIDR      ${plan.podCidr.from} -> ${plan.podCidr.to} (node mask /${plan.podCidr.nodeMaskSize})`);
-  out.push(`CNI           ${plan.cni}`);
+  out.push(`CNI           ${cniSummary(plan)}`);
+  if (plan.calicoPools) out.push(`Calico pools  ${plan.calicoPools.reason}`);
   out.push(`kubernetes    ${plan.kubernetesService.oldClusterIP} -> ${plan.kubernetesService.newClusterIP}`);
   out.push(`DNS           ${plan.dns.namespace}/${plan.dns.name} ${plan.dns.oldClusterIP ?? "(not found)"} -> ${plan.dns.newClusterIP}`);
   out.push(

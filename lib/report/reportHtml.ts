@@ -1,3 +1,4 @@
+import { cniSummary } from "../plan/calicoPools";
 import { FindingReport } from "./findings";
 import { formatDuration, formatDurationRange } from "../plan/planReport";
 import { esc } from "./htmlEscape";
@@ -120,7 +121,7 @@ export function renderReportHtml(input: ReportInput): string {
   const row = (k: string, v: string) => parts.push(`<dt>${esc(k)}</dt><dd>${esc(v)}</dd>`);
   row("Service CIDR", `${plan.serviceCidr.from} -> ${plan.serviceCidr.to}`);
   row("Pod CIDR", `${plan.podCidr.from} -> ${plan.podCidr.to} (node mask /${plan.podCidr.nodeMaskSize})`);
-  row("CNI", plan.cni);
+  row("CNI", cniSummary(plan));
   row("kubernetes Service", `${plan.kubernetesService.oldClusterIP} -> ${plan.kubernetesService.newClusterIP}`);
   row("DNS Service", `${plan.dns.namespace}/${plan.dns.name} ${plan.dns.oldClusterIP ?? "(not found)"} -> ${plan.dns.newClusterIP}`);
   parts.push("</dl>");

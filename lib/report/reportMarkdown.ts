@@ -1,3 +1,4 @@
+import { cniSummary } from "../plan/calicoPools";
 import { FindingReport } from "./findings";
 import { formatDuration, formatDurationRange } from "../plan/planReport";
 import { mdCell, mdCode, mdTable } from "./markdownTable";
@@ -58,7 +59,7 @@ export function renderReportMarkdown(input: ReportInput): string {
     mdTable(["", ""], [
       ["Service CIDR", mdCode(`${plan.serviceCidr.from} -> ${plan.serviceCidr.to}`)],
       ["Pod CIDR", mdCode(`${plan.podCidr.from} -> ${plan.podCidr.to}`) + ` (node mask /${plan.podCidr.nodeMaskSize})`],
-      ["CNI", plan.cni],
+      ["CNI", cniSummary(plan)],
       ["kubernetes Service", mdCode(`${plan.kubernetesService.oldClusterIP} -> ${plan.kubernetesService.newClusterIP}`)],
       ["DNS Service", `${mdCell(`${plan.dns.namespace}/${plan.dns.name}`)} ${mdCode(`${plan.dns.oldClusterIP ?? "(not found)"} -> ${plan.dns.newClusterIP}`)}`],
       ["Services re-created", `${moving.length} of ${plan.services.length}`],
