@@ -4,7 +4,7 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { ApiserverCerts } from "./components/apiserverCerts";
-import { CalicoIPPool, CalicoOldPoolRemoval } from "./components/calicoIPPool";
+import { calicoPoolMove } from "./components/calicoPoolMove";
 import { CiliumConfig } from "./components/ciliumConfig";
 import { ClusterConfig, kubeletConfigMapName } from "./components/clusterConfig";
 import { useConfigMapReader } from "./components/liveConfigMaps";
@@ -20,7 +20,6 @@ import { PreflightGate, Verification } from "./dynamic-providers/clusterAudit";
 import { EtcdSnapshot } from "./dynamic-providers/etcdSnapshot";
 import { ServiceCidrSwitch } from "./dynamic-providers/serviceCidrSwitch";
 import { ServiceRecreation } from "./dynamic-providers/serviceRecreation";
-import { cidrContains } from "./lib/net/cidr";
 import { discoverInventory } from "./lib/plan/discovery";
 import { UserError } from "./lib/config/errors";
 import { kubeconfigText, loadKubeConfig, readConfigMapData } from "./lib/config/kubeClient";
@@ -121,19 +120,19 @@ export = async () => {
     patchKubeletConfig: inventory.kubeletConfig !== undefined,
   }, { ...kube, ...o }));
 
-  // 7. CNI: the new pool before any node rolls.
-  const oldPool = inventory.cni.calicoPools.find((p) => cidrContains(p.cidr, config.podCidr.from) || cidrContains(config.podCidr.from, p.cidr));
+  // 7. CNI: the new pool before any node rolls (Calico: as IPPools, or through the Tigera operator's Installation).
   const cniSteps = (except?: string) => stepsUnder(`cni/${plan.cni}/`, (id) => id === except);
   const oldPoolRemovalStep = stepId.cni({ cni: "calico", step: "remove-old-pool" });
+  const calico = plan.cni === "calico" ? calicoPoolMove({ plan, inventory, kubeconfig, provider: cluster }) : undefined;
+  if (typeof calico?.pools === "string") order.skip(cniSteps(oldPoolRemovalStep), calico.pools);
   const cniChanges: pulumi.Resource[] =
-    plan.cni === "calico" && oldPool
-      ? [order.declare("calico-pool", cniSteps(oldPoolRemovalStep), [clusterConfig], (o) => new CalicoIPPool("calico-pool", { oldPool, newCidr: config.podCidr.to }, { ...kube, ...o }))]
+    calico && typeof calico.pools !== "string"
+      ? [order.declare("calico-pool", cniSteps(oldPoolRemovalStep), [clusterConfig], calico.pools)]
       : plan.cni === "flannel"
         ? [order.declare("flannel", cniSteps(), [clusterConfig], (o) => new FlannelConfig("flannel", { podCidr: config.podCidr.to, runId }, { ...kube, ...o }))]
         : plan.cni === "cilium"
           ? [order.declare("cilium", cniSteps(), [clusterConfig], (o) => new CiliumConfig("cilium", { podCidr: config.podCidr.to, nodeMaskSize: config.podCidr.nodeMaskSize, runId }, { ...kube, ...o }))]
           : [];
-  if (plan.cni === "calico" && !oldPool) order.skip(cniSteps(), `no Calico IPPool in ${config.podCidr.from} (moved already)`);
 
   // 8. nodes: the canary alone, control-plane nodes one at a time, workers in batches; then KCM allocation back on.
   const nodes = order.declare("nodes", stepsUnder(NODE_STEP_PREFIX, isAllocationStep), [clusterConfig, ...cniChanges], (o) => new NodeRollout("nodes", {
@@ -167,8 +166,9 @@ export = async () => {
     new KubeProxyConfig("kube-proxy", { podCidr: config.podCidr.to, runId }, { ...kube, ...o }));
 
   // 10. the old Calico pool goes only once no IPAM block or affinity is left in it.
-  const oldPoolRemoval = plan.cni === "calico" && oldPool
-    ? order.declare("calico-old-pool", [oldPoolRemovalStep], [kubeProxy], (o) => new CalicoOldPoolRemoval("calico-old-pool", { kubeconfig, oldPool }, o))
+  if (typeof calico?.removal === "string") order.skip([oldPoolRemovalStep], calico.removal);
+  const oldPoolRemoval = calico && typeof calico.removal !== "string"
+    ? order.declare("calico-old-pool", [oldPoolRemovalStep], [kubeProxy], calico.removal)
     : undefined;
 
   // 11. verify: nothing left in the old ranges; every Service at its planned IP.

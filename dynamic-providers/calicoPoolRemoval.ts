@@ -1,5 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import { CustomObjectsApi } from "@kubernetes/client-node";
+import { CALICO, CalicoObject, getOptional, isNotFound, kubeFailure, listAll, sleep, TIGERA } from "../lib/podNetwork/calicoApi";
 import { IpamObject, ipamLeftovers } from "../lib/nodeMove/calicoIpam";
 import { isUnknown, kubeConfigFrom, requiredStrings, throwIfFailed, TypedProvider, Wire, withSecretOutputs } from "./wire";
 
@@ -11,14 +12,19 @@ import { isUnknown, kubeConfigFrom, requiredStrings, throwIfFailed, TypedProvide
  * - the pool is not disabled → fails (a pool that still hands out addresses could gain a block after the check);
  * - the pool's live cidr differs from `poolCidr` → fails (the name now means another pool);
  * - the API cannot be read → fails (never "nothing found, so delete").
+ * On the operator path (`installation` set) the pool counts as closed with nodeSelector "!all()" too, and it runs as
+ * two resources around the Installation edit: step "check" proves the pool drained and deletes nothing; step
+ * "delete" refuses while the Installation still lists the pool (the operator would re-create it), gives the operator
+ * `timeoutSeconds` to delete it through the v3 API, and deletes it itself only if it is still there.
  * A pool already gone counts as removed, so a re-run succeeds. Deleting this resource does nothing: the old pool is
  * not re-created. check and diff are read-only (they run in preview); the kubeconfig is a secret input, never an
  * output, and every client is built inside the method that uses it.
  */
 
 export const CALICO_POOL_REMOVAL_PROVIDER_VERSION = "1";
-const GROUP = "crd.projectcalico.org";
-const VERSION = "v1";
+const DEFAULT_OPERATOR_DELETE_SECONDS = 60;
+
+export type CalicoPoolRemovalStep = "check" | "delete";
 
 export interface CalicoPoolRemovalArgs {
   /** Content of an admin kubeconfig for the cluster (stored as a secret). */
@@ -27,6 +33,12 @@ export interface CalicoPoolRemovalArgs {
   poolName: pulumi.Input<string>;
   /** The old pool's CIDR, as discovery found it. */
   poolCidr: pulumi.Input<string>;
+  /** The operator's Installation when it owns the pool (the operator path); unset on the manifest path. */
+  installation?: pulumi.Input<string>;
+  /** "check": prove the pool drained, delete nothing; "delete" (default): check, then delete. */
+  step?: CalicoPoolRemovalStep;
+  /** Operator path: seconds the operator gets to delete the unlisted pool before this deletes it. */
+  timeoutSeconds?: pulumi.Input<number>;
   /** Provider behaviour version (default CALICO_POOL_REMOVAL_PROVIDER_VERSION). */
   version?: pulumi.Input<string>;
 }
@@ -34,8 +46,10 @@ export interface CalicoPoolRemovalArgs {
 export interface CalicoPoolRemovalOutputs {
   poolName: string;
   poolCidr: string;
+  installation: string;
+  step: CalicoPoolRemovalStep;
   version: string;
-  /** "deleted" or "already-absent". */
+  /** "drained" (step check), "deleted", "deleted-by-operator" or "already-absent". */
   result: string;
   /** How many IPAM blocks and block affinities the check looked at (all of them, cluster-wide). */
   checkedBlocks: number;
@@ -46,61 +60,29 @@ interface RemovalInputs {
   kubeconfig: string;
   poolName: string;
   poolCidr: string;
+  /** "" on the manifest path */
+  installation: string;
+  step: CalicoPoolRemovalStep;
+  timeoutSeconds: number;
   version: string;
 }
 
-interface CalicoObject {
-  metadata?: { name?: string };
-  spec?: { cidr?: string; node?: string; affinity?: string; disabled?: boolean; state?: string };
-}
-
 function checkInputs(news: Wire<RemovalInputs>): pulumi.dynamic.CheckFailure[] {
-  return requiredStrings(news, ["kubeconfig", "poolName", "poolCidr"]);
-}
-
-async function listAll(api: CustomObjectsApi, plural: string): Promise<CalicoObject[]> {
-  const items: CalicoObject[] = [];
-  let cont: string | undefined;
-  do {
-    const page = (await api.listClusterCustomObject({ group: GROUP, version: VERSION, plural, limit: 500, _continue: cont })) as {
-      items: CalicoObject[];
-      metadata?: { _continue?: string };
-    };
-    items.push(...page.items);
-    cont = page.metadata?._continue || undefined;
-  } while (cont);
-  return items;
-}
-
-/**
- * One line for a failed API call. Not lib/config/kubeClient's describeKubeError: this code is serialized by value into
- * the state, and that module keeps a Set, which closure serialization cannot carry.
- */
-function kubeFailure(err: unknown, action: string, server: string | undefined): Error {
-  const code = (err as { code?: unknown }).code;
-  if (typeof code === "number") {
-    const body = (err as { body?: unknown }).body;
-    let message = String((err as Error).message ?? err).split("\n")[0];
-    if (typeof body === "string") {
-      try {
-        message = (JSON.parse(body) as { message?: string }).message ?? message;
-      } catch {
-        message = body.slice(0, 200);
-      }
-    }
-    return new Error(`the cluster answered HTTP ${code} while ${action}: ${message}`);
-  }
-  const errno = typeof code === "string" ? code : (err as { cause?: { code?: string } }).cause?.code;
-  return new Error(`cannot reach the cluster${server ? ` at ${server}` : ""} while ${action} (${errno ?? String((err as Error).message ?? err).split("\n")[0]}); nothing was deleted, check the kubeconfig and re-run`);
-}
-
-function isNotFound(err: unknown): boolean {
-  return (err as { code?: unknown }).code === 404;
+  const failures = requiredStrings(news, ["kubeconfig", "poolName", "poolCidr"]);
+  if (news.step !== undefined && news.step !== "check" && news.step !== "delete") failures.push({ property: "step", reason: `step must be "check" or "delete"; got ${JSON.stringify(news.step)}` });
+  if (news.installation !== undefined && typeof news.installation !== "string") failures.push({ property: "installation", reason: "installation must be the Installation's name" });
+  if (news.timeoutSeconds !== undefined && !(typeof news.timeoutSeconds === "number" && news.timeoutSeconds >= 0)) failures.push({ property: "timeoutSeconds", reason: "timeoutSeconds must be a number of seconds, 0 or more" });
+  return failures;
 }
 
 function listed(objects: IpamObject[]): string {
   const shown = objects.slice(0, 5).map((o) => `${o.name} (${o.cidr}${o.node ? ` on ${o.node}` : ""})`);
   return shown.join(", ") + (objects.length > shown.length ? `, and ${objects.length - shown.length} more` : "");
+}
+
+/** The pool takes no new blocks: disabled, or (on the operator path) a nodeSelector that matches no node. */
+function isClosed(pool: CalicoObject, operatorManaged: boolean): boolean {
+  return pool.spec?.disabled === true || (operatorManaged && pool.spec?.nodeSelector === "!all()");
 }
 
 async function removePool(inputs: RemovalInputs): Promise<CalicoPoolRemovalOutputs> {
@@ -111,25 +93,24 @@ async function removePool(inputs: RemovalInputs): Promise<CalicoPoolRemovalOutpu
   const guard = <T>(action: string, p: Promise<T>): Promise<T> => p.catch((err) => {
     throw kubeFailure(err, action, server);
   });
+  const readPool = () => guard(`reading ${what}`, getOptional(api, CALICO, "ippools", inputs.poolName));
+  const operatorManaged = inputs.installation !== "";
 
-  let pool: CalicoObject | undefined;
-  try {
-    pool = (await api.getClusterCustomObject({ group: GROUP, version: VERSION, plural: "ippools", name: inputs.poolName })) as CalicoObject;
-  } catch (err) {
-    if (!isNotFound(err)) throw kubeFailure(err, `reading ${what}`, server);
-  }
+  let pool = await readPool();
   const [blocks, affinities] = await Promise.all([
-    guard("listing Calico IPAM blocks", listAll(api, "ipamblocks")),
-    guard("listing Calico block affinities", listAll(api, "blockaffinities")),
+    guard("listing Calico IPAM blocks", listAll(api, CALICO, "ipamblocks")),
+    guard("listing Calico block affinities", listAll(api, CALICO, "blockaffinities")),
   ]);
-  const base = { poolName: inputs.poolName, poolCidr: inputs.poolCidr, version: inputs.version, checkedBlocks: blocks.length, checkedAffinities: affinities.length };
+  const base = { poolName: inputs.poolName, poolCidr: inputs.poolCidr, installation: inputs.installation, step: inputs.step, version: inputs.version, checkedBlocks: blocks.length, checkedAffinities: affinities.length };
   if (pool === undefined) return { ...base, result: "already-absent" };
 
   if (pool.spec?.cidr !== inputs.poolCidr) {
     throw new Error(`${what} has cidr ${pool.spec?.cidr ?? "(none)"}, not the planned ${inputs.poolCidr}; the name now means another pool, so it is not deleted; check the plan`);
   }
-  if (pool.spec?.disabled !== true) {
-    throw new Error(`${what} (${inputs.poolCidr}) is not disabled, so it could still hand out addresses; disable it first (the CalicoIPPool step does) and re-run`);
+  if (!isClosed(pool, operatorManaged)) {
+    throw new Error(operatorManaged
+      ? `${what} (${inputs.poolCidr}) still matches nodes (nodeSelector ${JSON.stringify(pool.spec?.nodeSelector ?? "")}), so it could still hand out addresses; the step that sets "!all()" in Installation ${inputs.installation} runs first, re-run`
+      : `${what} (${inputs.poolCidr}) is not disabled, so it could still hand out addresses; disable it first (the CalicoIPPool step does) and re-run`);
   }
   const toIpam = (o: CalicoObject): IpamObject => ({ name: o.metadata?.name ?? "(unnamed)", cidr: o.spec?.cidr ?? "", node: o.spec?.node ?? o.spec?.affinity });
   const left = ipamLeftovers(inputs.poolCidr, blocks.map(toIpam), affinities.map(toIpam));
@@ -140,8 +121,24 @@ async function removePool(inputs: RemovalInputs): Promise<CalicoPoolRemovalOutpu
     ].filter((p) => p !== "");
     throw new Error(`${what} (${inputs.poolCidr}) is still in use: ${parts.join("; ")}; finish the node rollout (drained nodes release their blocks) and re-run, the pool was not deleted`);
   }
+  if (inputs.step === "check") return { ...base, result: "drained" };
+
+  if (operatorManaged) {
+    // The operator re-creates a pool its Installation lists, and deletes an unlisted one it owns through the v3 API.
+    const installation = await guard(`reading Installation ${inputs.installation}`, getOptional(api, TIGERA, "installations", inputs.installation));
+    const listedAgain = installation?.spec?.calicoNetwork?.ipPools?.find((p) => p.cidr !== undefined && p.cidr === inputs.poolCidr);
+    if (listedAgain) {
+      throw new Error(`${what} (${inputs.poolCidr}) is still listed in Installation ${inputs.installation} (as ${listedAgain.name ?? "an unnamed pool"}), so the operator would re-create it; nothing was deleted, the step that removes it from the Installation runs first, re-run`);
+    }
+    const deadline = Date.now() + inputs.timeoutSeconds * 1000;
+    while (pool !== undefined && Date.now() < deadline) {
+      await sleep(500);
+      pool = await readPool();
+    }
+    if (pool === undefined) return { ...base, result: "deleted-by-operator" };
+  }
   try {
-    await api.deleteClusterCustomObject({ group: GROUP, version: VERSION, plural: "ippools", name: inputs.poolName });
+    await api.deleteClusterCustomObject({ ...CALICO, plural: "ippools", name: inputs.poolName });
   } catch (err) {
     if (!isNotFound(err)) throw kubeFailure(err, `deleting ${what}`, server);
   }
@@ -154,6 +151,9 @@ function asInputs(news: Wire<RemovalInputs>): RemovalInputs {
     kubeconfig: news.kubeconfig as string,
     poolName: news.poolName as string,
     poolCidr: news.poolCidr as string,
+    installation: (news.installation as string | undefined) ?? "",
+    step: (news.step as CalicoPoolRemovalStep | undefined) ?? "delete",
+    timeoutSeconds: (news.timeoutSeconds as number | undefined) ?? DEFAULT_OPERATOR_DELETE_SECONDS,
     version: (news.version as string | undefined) ?? CALICO_POOL_REMOVAL_PROVIDER_VERSION,
   };
 }
@@ -165,14 +165,16 @@ export const calicoPoolRemovalProvider: TypedProvider<RemovalInputs, CalicoPoolR
 
   async diff(_id, olds, news) {
     // A different pool is a different removal (replace); a new provider version or kubeconfig only records itself.
-    const replaces = (["poolName", "poolCidr"] as const).filter((k) => isUnknown(news[k]) || news[k] !== olds[k]);
+    // State written before the operator path has no installation or step: it was the manifest path's delete.
+    const was = { ...olds, installation: olds.installation ?? "", step: olds.step ?? "delete" };
+    const replaces = (["poolName", "poolCidr", "installation", "step"] as const).filter((k) => isUnknown(news[k]) || news[k] !== was[k]);
     if (replaces.length > 0) return { changes: true, replaces: [...replaces], deleteBeforeReplace: false };
     return { changes: news.version !== olds.version };
   },
 
   async create(news) {
     const outs = await removePool(asInputs(news));
-    return { id: `${outs.poolName}@${outs.poolCidr}`, outs };
+    return { id: `${outs.poolName}@${outs.poolCidr}${outs.step === "check" ? "#check" : ""}`, outs };
   },
 
   async update(_id, olds, news) {
@@ -197,6 +199,9 @@ export class CalicoPoolRemoval extends pulumi.dynamic.Resource {
         kubeconfig: pulumi.secret(args.kubeconfig),
         poolName: args.poolName,
         poolCidr: args.poolCidr,
+        installation: args.installation ?? "",
+        step: args.step ?? "delete",
+        timeoutSeconds: args.timeoutSeconds ?? DEFAULT_OPERATOR_DELETE_SECONDS,
         version: args.version ?? CALICO_POOL_REMOVAL_PROVIDER_VERSION,
         result: undefined,
         checkedBlocks: undefined,

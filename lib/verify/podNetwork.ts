@@ -1,4 +1,6 @@
 import { Finding } from "../report/findings";
+import { isCidr } from "../net/cidr";
+import { CLOSED_NODE_SELECTOR, INSTALLATION_NAME } from "../podNetwork/calicoInstallation";
 import { objectLabel } from "../preflight/checkInput";
 import { LeftoverTest } from "./leftovers";
 import { VerifyInput } from "./verifyInput";
@@ -61,17 +63,29 @@ export function verifyPodNetwork(input: VerifyInput): Finding[] {
     });
   }
 
+  // A pool left in the old range is a blocker even when closed: the operator may re-open it, and it is the run's to remove.
   for (const pool of inventory.cni.calicoPools) {
     if (!leftover.cidr(pool.cidr)) continue;
     findings.push({
       code: "CALICO_POOL_IN_OLD_RANGE",
-      severity: pool.disabled ? "warning" : "blocker",
+      severity: "blocker",
       object: `IPPool ${pool.name}`,
       path: "spec.cidr",
-      message: `Calico IPPool ${pool.cidr} in the old Pod range is still there${pool.disabled ? " (disabled)" : " and enabled: new pods can get old addresses"}`,
+      message: `Calico IPPool ${pool.cidr} in the old Pod range is still there${pool.disabled || pool.nodeSelector === CLOSED_NODE_SELECTOR ? " (closed to new blocks)" : " and open: new pods can get old addresses"}`,
       action: "delete it once no IPAM block of it is in use (step cni/calico/remove-old-pool)",
     });
   }
+  (inventory.cni.calicoOperator?.ipPools ?? []).forEach((pool, i) => {
+    if (!isCidr(pool.cidr) || !leftover.cidr(pool.cidr)) return;
+    findings.push({
+      code: "CALICO_INSTALLATION_POOL_IN_OLD_RANGE",
+      severity: "blocker",
+      object: `Installation ${INSTALLATION_NAME}`,
+      path: `spec.calicoNetwork.ipPools[${i}]`,
+      message: `Installation ${INSTALLATION_NAME} still lists pool ${pool.name ?? "(unnamed)"} ${pool.cidr} in the old Pod range ${from}: the Tigera operator keeps re-creating it`,
+      action: "run `pulumi up` again to finish step cni/calico/remove-old-pool, which removes it from the Installation once no IPAM block is left in it",
+    });
+  });
   const calico = [
     ["CALICO_BLOCK_IN_OLD_RANGE", "IPAMBlock", cluster.calicoIpamBlocks],
     ["CALICO_AFFINITY_IN_OLD_RANGE", "BlockAffinity", cluster.calicoBlockAffinities],

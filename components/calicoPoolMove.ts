@@ -1,0 +1,63 @@
+/**
+ * The Calico part of the graph, on the path the plan chose (plan.calicoPools): the IPPool objects directly
+ * (CalicoIPPool, CalicoOldPoolRemoval) or through the Tigera operator's Installation (CalicoOperatorPools,
+ * CalicoOperatorPoolRemoval). index.ts declares both halves through PlanOrder; the Calico e2e program declares
+ * them alone.
+ */
+import * as pulumi from "@pulumi/pulumi";
+import { CalicoIPPool, CalicoOldPoolRemoval } from "./calicoIPPool";
+import { CalicoOperatorPoolRemoval, CalicoOperatorPools } from "./calicoOperatorPools";
+import { cidrsOverlap, normalizeCidr } from "../lib/net/cidr";
+import { installationStages } from "../lib/podNetwork/calicoInstallation";
+import { Inventory } from "../lib/plan/inventory";
+import { Plan } from "../lib/plan/planModel";
+
+type Make = (opts: pulumi.ComponentResourceOptions) => pulumi.Resource;
+
+/** Each half: how to make its resource, or why there is nothing left to do (a re-run after it was done). */
+export interface CalicoPoolMove {
+  /** The CNI-phase half: the new pool, then the old one closed (steps new-pool and disable-old-pool). */
+  pools: Make | string;
+  /** The old pool's removal, after kube-proxy (step remove-old-pool). */
+  removal: Make | string;
+}
+
+export interface CalicoPoolMoveArgs {
+  plan: Plan;
+  inventory: Inventory;
+  kubeconfig: pulumi.Input<string>;
+  /** The cluster's kubernetes provider, for the IPPool and Installation patches. */
+  provider: pulumi.ProviderResource;
+  /** Seconds the operator gets for each step (operator path). */
+  operatorTimeoutSeconds?: number;
+}
+
+export function calicoPoolMove(args: CalicoPoolMoveArgs): CalicoPoolMove {
+  const { plan, inventory, kubeconfig, provider } = args;
+  const podCidr = plan.podCidr;
+  const livePool = inventory.cni.calicoPools.find((p) => cidrsOverlap(p.cidr, podCidr.from));
+  const moved = `no Calico IPPool in ${podCidr.from} (moved already)`;
+  if (plan.calicoPools?.management === "operator") {
+    const installation = plan.calicoPools.installation!;
+    const listed = inventory.cni.calicoOperator!.ipPools!;
+    const listedOld = listed.find((p) => cidrsOverlap(p.cidr, podCidr.from) && normalizeCidr(p.cidr) !== normalizeCidr(podCidr.to));
+    const oldPool = { name: livePool?.name ?? listedOld?.name ?? plan.calicoPools.oldPool ?? "", cidr: livePool?.cidr ?? listedOld?.cidr ?? podCidr.from };
+    const newPool = { name: plan.calicoPools.newPool, cidr: podCidr.to };
+    const timeoutSeconds = args.operatorTimeoutSeconds;
+    // Unlisted already (a re-run after that step): only the deletion of a pool still there is left.
+    const stages = listedOld ? installationStages(listed, podCidr.from, podCidr.to) : { add: listed, close: listed, remove: listed };
+    return {
+      pools: listedOld
+        ? (o) => new CalicoOperatorPools("calico-pool", { kubeconfig, installation, stages, oldPool, newPool, timeoutSeconds }, { ...o, provider })
+        : `Installation ${installation} no longer lists a pool in ${podCidr.from}`,
+      removal: listedOld || livePool
+        ? (o) => new CalicoOperatorPoolRemoval("calico-old-pool", { kubeconfig, installation, remaining: stages.remove, oldPool, timeoutSeconds }, { ...o, provider })
+        : moved,
+    };
+  }
+  if (!livePool) return { pools: moved, removal: moved };
+  return {
+    pools: (o) => new CalicoIPPool("calico-pool", { oldPool: livePool, newCidr: podCidr.to }, { ...o, provider }),
+    removal: (o) => new CalicoOldPoolRemoval("calico-old-pool", { kubeconfig, oldPool: livePool }, o),
+  };
+}
