@@ -11,6 +11,7 @@ import { cidrsOverlap, normalizeCidr } from "../lib/net/cidr";
 import { installationStages } from "../lib/podNetwork/calicoInstallation";
 import { Inventory } from "../lib/plan/inventory";
 import { Plan } from "../lib/plan/planModel";
+import { cniSummary } from "../lib/plan/calicoPools";
 
 type Make = (opts: pulumi.ComponentResourceOptions) => pulumi.Resource;
 
@@ -37,6 +38,8 @@ export function calicoPoolMove(args: CalicoPoolMoveArgs): CalicoPoolMove {
   const podCidr = plan.podCidr;
   const livePool = inventory.cni.calicoPools.find((p) => cidrsOverlap(p.cidr, podCidr.from));
   const moved = `no Calico IPPool in ${podCidr.from} (moved already)`;
+  // Preview shows reviewers which way the pools move, and why.
+  if (plan.calicoPools) void pulumi.log.info(`Calico pools: ${cniSummary(plan)}; ${plan.calicoPools.reason}`);
   if (plan.calicoPools?.management === "operator") {
     const installation = plan.calicoPools.installation!;
     const listed = inventory.cni.calicoOperator!.ipPools!;

@@ -119,6 +119,26 @@ describe("verify checks (pure)", () => {
     ]);
   });
 
+  it("Calico under the operator: fails while the Installation lists an old-range pool, and on a closed old IPPool", () => {
+    const input = migrated();
+    input.inventory.cni.calicoPools.push({ name: "default-ipv4-ippool", cidr: "10.244.0.0/16", nodeSelector: "!all()" });
+    input.inventory.cni.calicoOperator = {
+      v3Served: false,
+      apiServerState: "Ready",
+      ipPools: [{ name: "default-ipv4-ippool", cidr: "10.244.0.0/16", nodeSelector: "!all()" }, { name: "cidr-migration-10-48-0-0-16", cidr: "10.48.0.0/16" }],
+    };
+    const findings = verifyFindings(input);
+    assert.deepStrictEqual(brief(findings), [
+      ["CALICO_POOL_IN_OLD_RANGE", "IPPool default-ipv4-ippool", "spec.cidr"],
+      ["CALICO_INSTALLATION_POOL_IN_OLD_RANGE", "Installation default", "spec.calicoNetwork.ipPools[0]"],
+    ]);
+    assert.deepStrictEqual(findings.map((f) => f.severity), ["blocker", "blocker"]);
+    assert.match(findings[0].message, /\(closed to new blocks\)/);
+    input.inventory.cni.calicoPools = [];
+    input.inventory.cni.calicoOperator.ipPools = input.inventory.cni.calicoOperator.ipPools!.slice(1);
+    assert.deepStrictEqual(verifyFindings(input), []);
+  });
+
   it("an expansion (the new range contains the old) leaves nothing to report in the old range", () => {
     const expansion = validateConfig({
       values: {
