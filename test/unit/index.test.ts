@@ -252,6 +252,38 @@ describe("index.ts: the graph follows the plan (mocked engine, a stand-in apiser
     assert.deepEqual(waitsOf("cni/calico/remove-old-pool"), ["kube-proxy/restart"]);
   });
 
+  it("on an operator-managed Calico, the pools move through the Installation, in the plan's order, and no IPPool is written directly", async () => {
+    const operatorObjects: Record<string, unknown> = {
+      "/apis/operator.tigera.io/v1/installations/default": { metadata: { name: "default" }, spec: { calicoNetwork: { ipPools: [{ name: "default-ipv4-ippool", cidr: "10.244.0.0/16", blockSize: 26, encapsulation: "IPIP", natOutgoing: "Enabled", nodeSelector: "all()" }] } } },
+      "/apis/operator.tigera.io/v1/apiservers/default": { metadata: { name: "default" }, status: { state: "Ready" } },
+    };
+    Object.assign(API, operatorObjects);
+    try {
+      const g = await graphFor({ from: "10.96.0.0/16", to: "10.112.0.0/16" });
+      const plan = JSON.parse(g.named("verify").inputs.planJson as string) as Plan;
+      assert.equal(plan.calicoPools?.management, "operator");
+      const patches = g.resources.filter((r) => r.type === "kubernetes:operator.tigera.io/v1:InstallationPatch");
+      assert.deepEqual(patches.map((r) => r.name), ["calico-pool-add-new-pool", "calico-pool-close-old-pool", "calico-old-pool-remove-from-installation"]);
+      const lists = patches.map((r) => (r.inputs.spec as { calicoNetwork: { ipPools: Array<{ name: string; nodeSelector: string }> } }).calicoNetwork.ipPools.map((p) => `${p.name} ${p.nodeSelector}`));
+      assert.deepEqual(lists, [
+        ["default-ipv4-ippool all()", "cidr-migration-10-48-0-0-16 all()"],
+        ["default-ipv4-ippool !all()", "cidr-migration-10-48-0-0-16 all()"],
+        ["cidr-migration-10-48-0-0-16 all()"],
+      ]);
+      assert.deepEqual(g.resources.filter((r) => /IPPool(Patch)?$/.test(r.type)).map((r) => r.name), [], "the operator's IPPools are never written by the graph");
+      const pairs: Array<[string, string]> = [
+        ["calico-pool-operator-healthy", "cluster-config-kubelet"], ["calico-pool-add-new-pool", "calico-pool-operator-healthy"],
+        ["calico-pool-close-old-pool", "calico-pool-new-pool-ready"], ["nodes-worker-1-drain", "calico-pool-old-pool-closed"],
+        ["calico-old-pool-drained", "kube-proxy-restart"], ["calico-old-pool-remove-from-installation", "calico-old-pool-drained"],
+        ["calico-old-pool-deleted", "calico-old-pool-remove-from-installation"], ["verify", "calico-old-pool-deleted"],
+      ];
+      for (const [later, earlier] of pairs) assert.ok(g.dependsOn(g.named(later), g.named(earlier)), `${later} waits for ${earlier}`);
+      assert.deepEqual(patches.map((r) => r.retainOnDelete), [true, true, true], "removing the stack never puts old pools back");
+    } finally {
+      for (const key of Object.keys(operatorObjects)) delete API[key];
+    }
+  });
+
   it("a pod-range expansion that moves no node still turns KCM's allocation back on only after the CNI and cluster config", async () => {
     const g = await graphFor({ from: "10.96.0.0/16", to: "10.112.0.0/16" }, { from: "10.244.0.0/16", to: "10.244.0.0/15", nodeMaskSize: 24 });
     const plan = JSON.parse(g.named("verify").inputs.planJson as string) as Plan;
