@@ -25,24 +25,15 @@
  */
 import { CustomObjectsApi, KubeConfig } from "@kubernetes/client-node";
 import { normalizeCidr } from "../../lib/net/cidr";
+import { InstallationPool } from "../../lib/plan/inventory";
 
 const CALICO = { group: "crd.projectcalico.org", version: "v1" };
 const TIGERA = { group: "operator.tigera.io", version: "v1" };
 const MANAGED_BY = "app.kubernetes.io/managed-by";
 const OPERATOR = "tigera-operator";
 
-interface OperatorPool {
-  name?: string;
-  cidr: string;
-  encapsulation?: string;
-  natOutgoing?: string;
-  nodeSelector?: string;
-  blockSize?: number;
-  disableBGPExport?: boolean;
-  disableNewAllocations?: boolean;
-  allowedUses?: string[];
-  assignmentMode?: string;
-}
+/** An Installation pool as the operator reads it (operator.tigera.io/v1 IPPool). */
+type OperatorPool = InstallationPool & { disableBGPExport?: boolean; allowedUses?: string[]; assignmentMode?: string };
 
 interface PoolObject {
   metadata: { name: string; labels?: Record<string, string>; resourceVersion?: string };
