@@ -6,6 +6,8 @@ import { spawn, spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
+import { PulumiFn } from "@pulumi/pulumi/automation";
+import { runPulumiWithProgram } from "../../engine/inlineCli";
 
 export const REPO_ROOT = path.join(__dirname, "..", "..");
 const CLI = path.join(REPO_ROOT, "bin", "cidr-migration");
@@ -37,24 +39,27 @@ export class EngineStack {
   readonly stackFile: string;
   readonly env: Record<string, string>;
 
-  private constructor(readonly name: string, configYaml: string) {
+  private constructor(readonly name: string, configYaml: string, readonly projectDir: string) {
     this.dir = fs.mkdtempSync(path.join(os.tmpdir(), "cidr-e2e-"));
     fs.mkdirSync(path.join(this.dir, "state"));
-    this.stackFile = path.join(REPO_ROOT, `Pulumi.${name}.yaml`);
+    this.stackFile = path.join(projectDir, `Pulumi.${name}.yaml`);
     fs.writeFileSync(this.stackFile, configYaml);
     this.env = { ...engineEnv(), PULUMI_BACKEND_URL: `file://${path.join(this.dir, "state")}`, PULUMI_CONFIG_PASSPHRASE: "e2e-passphrase", COLUMNS: "200" };
   }
 
-  /** `pulumi stack init` on a stack file holding `configYaml` (plaintext keys; secrets are set afterwards). */
-  static async init(name: string, configYaml: string): Promise<EngineStack> {
-    const stack = new EngineStack(name, configYaml);
+  /**
+   * `pulumi stack init` on a stack file holding `configYaml` (plaintext keys; secrets are set afterwards), in this
+   * project or another project directory (a test program's, run with `runProgram`).
+   */
+  static async init(name: string, configYaml: string, projectDir = REPO_ROOT): Promise<EngineStack> {
+    const stack = new EngineStack(name, configYaml, projectDir);
     await stack.pulumiOk(["stack", "init"]);
     return stack;
   }
 
   /** The `pulumi` CLI itself (stack, config, export ...), in the project directory. */
   pulumi(args: string[], stdin?: string): Promise<CommandResult> {
-    return run("pulumi", [...args, "--stack", this.name], { cwd: REPO_ROOT, env: this.env, stdin });
+    return run("pulumi", [...args, "--stack", this.name], { cwd: this.projectDir, env: this.env, stdin });
   }
 
   async pulumiOk(args: string[], stdin?: string): Promise<string> {
@@ -66,6 +71,22 @@ export class EngineStack {
   /** `cidr-migration pulumi <args> --stack <name>`: the engine running this program. */
   engine(args: string[], opts: { onStdout?: (text: string) => void } = {}): Promise<CommandResult> & { pid?: number } {
     return run(CLI, ["pulumi", ...args, "--stack", this.name], { cwd: REPO_ROOT, env: this.env, onStdout: opts.onStdout, newGroup: true });
+  }
+
+  /**
+   * `pulumi <args>` on another program, hosted in this process as `cidr-migration pulumi` hosts index.ts
+   * (engine/inlineCli.ts), in this stack's project directory.
+   */
+  async runProgram(program: PulumiFn, args: string[]): Promise<CommandResult> {
+    const saved = { ...process.env };
+    Object.assign(process.env, this.env);
+    try {
+      const result = await runPulumiWithProgram({ args: [...args, "--stack", this.name], cwd: this.projectDir, program });
+      return { exitCode: result.exitCode, signal: null, stdout: result.stdout, stderr: result.stderr };
+    } finally {
+      for (const key of Object.keys(process.env)) if (!(key in saved)) delete process.env[key];
+      Object.assign(process.env, saved);
+    }
   }
 
   /** `cidr-migration <args>`, with this stack unless `withStack` is false (a command given a plan file instead). */
