@@ -94,7 +94,8 @@ describe(`the real Pulumi engine previews the sandbox migration (Kubernetes ${re
     // The same real preview against a reviewed plan that put one Service elsewhere: the gate refuses, naming it.
     const moved = plan.services.find((s) => s.namespace === "web" && s.name === "frontend")!;
     const reviewed = JSON.parse(JSON.stringify(plan));
-    const offPlanIp = moved.newClusterIP.replace(/\.\d+$/, ".250");
+    // Another host in the same /24 (the seed's ClusterIPs are random, so .250 may be the planned one itself).
+    const offPlanIp = moved.newClusterIP.replace(/\.\d+$/, moved.newClusterIP.endsWith(".250") ? ".251" : ".250");
     reviewed.services.find((s: { namespace: string; name: string }) => s.namespace === "web" && s.name === "frontend").newClusterIP = offPlanIp;
     const planFile = path.join(stack.dir, "reviewed-plan.json");
     fs.writeFileSync(planFile, JSON.stringify(reviewed));
