@@ -1,5 +1,6 @@
 import { Command, CommanderError } from "commander";
 import { EXIT_INVALID_INPUT } from "../lib/config/errors";
+import { registerFleetCommand } from "./fleetCommand";
 import { registerGateCommand } from "./gateCommand";
 import { registerInventoryCommand } from "./inventoryCommand";
 import { registerPlanCommand } from "./planCommand";
@@ -26,6 +27,7 @@ export function buildProgram(): Command {
   registerRestoreCommand(program);
   registerSandboxCommand(program);
   registerPulumiCommand(program);
+  registerFleetCommand(program);
   // A stray argument (`plan extra`) is a mistake, never silently ignored: refused with exit 2, on every command.
   const strict = (cmd: Command): void => {
     cmd.exitOverride().allowExcessArguments(false);
