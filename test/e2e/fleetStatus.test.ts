@@ -6,6 +6,7 @@
 import { strict as assert } from "assert";
 import { spawnSync } from "child_process";
 import * as fs from "fs";
+import * as os from "os";
 import * as path from "path";
 import { EngineStack, REPO_ROOT } from "./engineStack";
 import { startSandboxForEngine } from "./sandboxForEngine";
@@ -19,7 +20,7 @@ describe(`cidr-migration fleet status reads each stack's phase through the Autom
   });
 
   async function newStack(label: string): Promise<EngineStack> {
-    const snapshotDir = fs.mkdtempSync(path.join(REPO_ROOT, ".fleet-snapshots-"));
+    const snapshotDir = fs.mkdtempSync(path.join(os.tmpdir(), "cidr-fleet-snapshots-"));
     const config = fs.readFileSync(path.join(REPO_ROOT, "Pulumi.sandbox.yaml"), "utf8").replace(/directory: .*snapshots/, `directory: ${snapshotDir}`).replace(/trigger: sandbox-1/, `trigger: fleet-${label}`);
     const stack = await EngineStack.init(`fleet-${label}-${process.pid}`, config);
     stacks.push(stack);
