@@ -7,8 +7,8 @@
 import * as pulumi from "@pulumi/pulumi";
 import { CalicoIPPool, CalicoOldPoolRemoval } from "./calicoIPPool";
 import { CalicoOperatorPoolRemoval, CalicoOperatorPools } from "./calicoOperatorPools";
-import { cidrsOverlap, normalizeCidr } from "../lib/net/cidr";
-import { installationStages } from "../lib/podNetwork/calicoInstallation";
+import { cidrsOverlap } from "../lib/net/cidr";
+import { installationStages, listedOldPool } from "../lib/podNetwork/calicoInstallation";
 import { Inventory } from "../lib/plan/inventory";
 import { Plan } from "../lib/plan/planModel";
 import { cniSummary } from "../lib/plan/calicoPools";
@@ -43,7 +43,7 @@ export function calicoPoolMove(args: CalicoPoolMoveArgs): CalicoPoolMove {
   if (plan.calicoPools?.management === "operator") {
     const installation = plan.calicoPools.installation!;
     const listed = inventory.cni.calicoOperator!.ipPools!;
-    const listedOld = listed.find((p) => cidrsOverlap(p.cidr, podCidr.from) && normalizeCidr(p.cidr) !== normalizeCidr(podCidr.to));
+    const listedOld = listedOldPool(listed, podCidr.from, podCidr.to);
     const oldPool = { name: livePool?.name ?? listedOld?.name ?? plan.calicoPools.oldPool ?? "", cidr: livePool?.cidr ?? listedOld?.cidr ?? podCidr.from };
     const newPool = { name: plan.calicoPools.newPool, cidr: podCidr.to };
     const timeoutSeconds = args.operatorTimeoutSeconds;

@@ -12,7 +12,7 @@ export function calicoPoolPlan(cni: CniInfo, podCidr: { from: string; to: string
   const oldPool = cni.calicoPools.find((p) => cidrsOverlap(p.cidr, podCidr.from));
   const operator = cni.calicoOperator;
   const validEntries = operator?.ipPools?.filter((p) => isCidr(p.cidr));
-  const listed = operator && listedOldPool({ ...operator, ipPools: validEntries }, podCidr.from);
+  const listed = listedOldPool(validEntries, podCidr.from, podCidr.to);
   // Part-way through the operator path the old pool may be unlisted already, the new one listed.
   const listedNew = validEntries?.find((p) => normalizeCidr(p.cidr) === normalizeCidr(podCidr.to));
   if (operator && (listed || listedNew)) {

@@ -30,9 +30,9 @@ export interface InstallationStages {
 
 const sameCidr = (a: string, b: string) => normalizeCidr(a) === normalizeCidr(b);
 
-/** The Installation's entry for the pool holding the old range, if the Installation lists one. */
-export function listedOldPool(operator: CalicoOperatorInfo | undefined, oldRange: string): InstallationPool | undefined {
-  return operator?.ipPools?.find((p) => cidrsOverlap(p.cidr, oldRange));
+/** The Installation's entry for the pool holding the old range (never the new pool's), if it lists one. */
+export function listedOldPool(pools: InstallationPool[] | undefined, oldRange: string, newCidr: string): InstallationPool | undefined {
+  return pools?.find((p) => cidrsOverlap(p.cidr, oldRange) && !sameCidr(p.cidr, newCidr));
 }
 
 /** The new pool's entry: the old entry's settings (encapsulation, natOutgoing, blockSize, nodeSelector, ...) at the new CIDR. */
@@ -50,7 +50,7 @@ export function newInstallationPool(old: InstallationPool, newCidr: string, name
  * new entry already listed and keeps it as it is, and finds the old one closed and keeps it closed.
  */
 export function installationStages(found: InstallationPool[], oldRange: string, newCidr: string): InstallationStages {
-  const old = found.find((p) => cidrsOverlap(p.cidr, oldRange) && !sameCidr(p.cidr, newCidr));
+  const old = listedOldPool(found, oldRange, newCidr);
   if (!old) throw new UserError(`Installation ${INSTALLATION_NAME} lists no pool in the old pod range ${oldRange}`);
   const listedNew = found.find((p) => sameCidr(p.cidr, newCidr));
   const add = listedNew ? found : [...found, newInstallationPool(old, newCidr)];
