@@ -2,6 +2,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { CustomObjectsApi } from "@kubernetes/client-node";
 import { CALICO, CalicoObject, getOptional, isNotFound, kubeFailure, listAll, sleep, TIGERA } from "../lib/podNetwork/calicoApi";
 import { IpamObject, ipamLeftovers } from "../lib/nodeMove/calicoIpam";
+import { CLOSED_NODE_SELECTOR } from "../lib/podNetwork/calicoInstallation";
 import { isUnknown, kubeConfigFrom, requiredStrings, throwIfFailed, TypedProvider, Wire, withSecretOutputs } from "./wire";
 
 /**
@@ -82,7 +83,7 @@ function listed(objects: IpamObject[]): string {
 
 /** The pool takes no new blocks: disabled, or (on the operator path) a nodeSelector that matches no node. */
 function isClosed(pool: CalicoObject, operatorManaged: boolean): boolean {
-  return pool.spec?.disabled === true || (operatorManaged && pool.spec?.nodeSelector === "!all()");
+  return pool.spec?.disabled === true || (operatorManaged && pool.spec?.nodeSelector === CLOSED_NODE_SELECTOR);
 }
 
 async function removePool(inputs: RemovalInputs): Promise<CalicoPoolRemovalOutputs> {
@@ -109,7 +110,7 @@ async function removePool(inputs: RemovalInputs): Promise<CalicoPoolRemovalOutpu
   }
   if (!isClosed(pool, operatorManaged)) {
     throw new Error(operatorManaged
-      ? `${what} (${inputs.poolCidr}) still matches nodes (nodeSelector ${JSON.stringify(pool.spec?.nodeSelector ?? "")}), so it could still hand out addresses; the step that sets "!all()" in Installation ${inputs.installation} runs first, re-run`
+      ? `${what} (${inputs.poolCidr}) still matches nodes (nodeSelector ${JSON.stringify(pool.spec?.nodeSelector ?? "")}), so it could still hand out addresses; the step that sets "${CLOSED_NODE_SELECTOR}" in Installation ${inputs.installation} runs first, re-run`
       : `${what} (${inputs.poolCidr}) is not disabled, so it could still hand out addresses; disable it first (the CalicoIPPool step does) and re-run`);
   }
   const toIpam = (o: CalicoObject): IpamObject => ({ name: o.metadata?.name ?? "(unnamed)", cidr: o.spec?.cidr ?? "", node: o.spec?.node ?? o.spec?.affinity });

@@ -1,6 +1,7 @@
 import { CoreV1Api, CustomObjectsApi, KubeConfig, V1ConfigMap, V1Node, V1Service, VersionApi } from "@kubernetes/client-node";
 import { parse } from "yaml";
 import { describeKubeError, isNotFound } from "../config/kubeClient";
+import { getOptional, TIGERA } from "../podNetwork/calicoApi";
 import { CalicoOperatorInfo, CalicoPoolInfo, CniInfo, InstallationPool, Inventory, NodeInfo, ServiceCidrInfo, ServiceInfo } from "./inventory";
 
 /** Live cluster → Inventory. Read-only: only get and list calls. */
@@ -159,26 +160,18 @@ async function discoverCni(kc: KubeConfig, core: CoreV1Api): Promise<CniInfo> {
   return info;
 }
 
-async function optionalClusterObject(kc: KubeConfig, group: string, version: string, plural: string, name: string): Promise<Record<string, unknown> | undefined> {
-  try {
-    return (await kc.makeApiClient(CustomObjectsApi).getClusterCustomObject({ group, version, plural, name })) as Record<string, unknown>;
-  } catch (err) {
-    if (isNotFound(err)) return undefined;
-    throw err;
-  }
-}
-
 /**
  * The Tigera operator's view of the pools: Installation default's ipPools, whether its APIServer is Ready, and
  * whether projectcalico.org/v3 is served (the operator changes pools only through v3). Undefined without an
  * Installation (no operator.tigera.io CRD, or none named default).
  */
 async function readCalicoOperator(kc: KubeConfig): Promise<CalicoOperatorInfo | undefined> {
-  const installation = await optionalClusterObject(kc, "operator.tigera.io", "v1", "installations", "default");
+  const custom = kc.makeApiClient(CustomObjectsApi);
+  const installation = await getOptional(custom, TIGERA, "installations", "default");
   if (!installation) return undefined;
   const spec = (installation.spec ?? {}) as { calicoNetwork?: { ipPools?: InstallationPool[] } };
-  const apiServer = await optionalClusterObject(kc, "operator.tigera.io", "v1", "apiservers", "default");
-  const v3Served = await kc.makeApiClient(CustomObjectsApi).listClusterCustomObject({ group: "projectcalico.org", version: "v3", plural: "ippools", limit: 1 })
+  const apiServer = await getOptional(custom, TIGERA, "apiservers", "default");
+  const v3Served = await custom.listClusterCustomObject({ group: "projectcalico.org", version: "v3", plural: "ippools", limit: 1 })
     .then(() => true, (err: unknown) => {
       if (isNotFound(err)) return false;
       throw err;

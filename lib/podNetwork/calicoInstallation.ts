@@ -98,13 +98,3 @@ export function installationRefusals(operator: CalicoOperatorInfo, livePools: Ca
   }
   return problems;
 }
-
-/** Whether a live pool is the Installation's (the operator keeps it as listed). */
-export function isListedIn(operator: CalicoOperatorInfo | undefined, cidr: string): boolean {
-  return operator?.ipPools?.some((p) => sameCidr(p.cidr, cidr)) ?? false;
-}
-
-/** Every pool entry of the Installation that lies in `range`, for verify. */
-export function listedIn(operator: CalicoOperatorInfo | undefined, range: string): InstallationPool[] {
-  return operator?.ipPools?.filter((p) => cidrsOverlap(p.cidr, range)) ?? [];
-}
