@@ -30,6 +30,9 @@ export const FAULT_POINTS = [
   "after-service-cidr-create",
   "after-default-service-cidr-delete",
   "after-temporary-service-cidr-delete",
+  // the etcd rewrite (key: the etcd key of the object, e.g. "/registry/services/specs/default/web")
+  "rewrite-after-journal",
+  "rewrite-after-txn",
 ] as const;
 
 export type FaultPoint = typeof FAULT_POINTS[number];

@@ -50,6 +50,10 @@ export interface TestCluster {
     /** also restarts a running KCM with its current flags (see the implementation for why) */
     restartApiserver(opts: { serviceClusterIpRange?: string; featureGates?: string }): Promise<void>;
     restartControllerManager(opts: ControllerManagerFlags): Promise<void>;
+    /** KCM, then the apiserver, stopped (as when their static-pod manifests are moved aside); etcd keeps running. */
+    stopControlPlane(): Promise<void>;
+    /** The apiserver, then KCM (when it ran before), started again with these flags; resolves once both are healthy. */
+    startControlPlane(flags: { serviceClusterIpRange?: string; featureGates?: string; controllerManager?: ControllerManagerFlags }): Promise<void>;
     /**
      * Resolves when KCM answers /healthz and has got past starting its node IPAM
      * controller (the step that fails on foreign podCIDRs); rejects with its last
@@ -357,6 +361,19 @@ export async function startTestCluster(opts: TestClusterOptions): Promise<TestCl
                 await launchControllerManager(controllerManagerFlags ?? initialControllerManagerFlags);
                 await waitControllerManagerHealthy();
             }
+        },
+        async stopControlPlane() {
+            await controllerManager?.stop();
+            await apiserver?.stop();
+        },
+        async startControlPlane(flags) {
+            serviceClusterIpRange = flags.serviceClusterIpRange ?? serviceClusterIpRange;
+            apiserverFeatureGates = flags.featureGates ?? apiserverFeatureGates;
+            await launchApiserver();
+            if (controllerManager === undefined) return;
+            const previous = controllerManagerFlags ?? initialControllerManagerFlags;
+            await launchControllerManager({ ...previous, ...flags.controllerManager });
+            await waitControllerManagerHealthy();
         },
         async restartControllerManager(flags) {
             await controllerManager?.stop();

@@ -1,0 +1,116 @@
+import { randomUUID } from "crypto";
+import { Etcd3 } from "etcd3";
+import { faultPoint } from "../serviceMove/faultHook";
+import { appendJournal, journalLineFor, readAndRepairJournal } from "./rewriteJournal";
+import { EtcdEntry, EtcdTxn, keysOf, planRewrite, RewritePlan, RewriteTargets } from "./rewritePlan";
+
+/**
+ * Runs the rewrite against etcd while every apiserver is stopped: read the keys it owns, plan (refusing before any
+ * write), then journal and commit the transactions in batches. A transaction whose compare fails means someone
+ * else wrote the key: the run stops there, naming it, and a re-run plans afresh from what etcd then holds.
+ */
+
+export const DEFAULT_REWRITE_CONCURRENCY = 64;
+/** Transactions journaled with one fsync, then sent together. */
+const BATCH = 512;
+
+export interface RewriteRunOptions {
+  targets: RewriteTargets;
+  journalPath: string;
+  concurrency?: number;
+  now?: Date;
+  /** Called between planning and the first write (the fault tests write a conflicting value here). */
+  afterPlan?: (plan: RewritePlan) => Promise<void>;
+}
+
+export interface RewriteRunReport {
+  written: number;
+  alreadyMoved: number;
+  /** Lines found in the journal from an earlier run, and bytes of a cut-off last line dropped from it. */
+  journal: { earlierLines: number; truncatedBytes: number };
+  /** Seconds spent reading etcd and committing transactions. */
+  readSeconds: number;
+  writeSeconds: number;
+}
+
+export class RewriteRefused extends Error {
+  constructor(readonly refusals: string[]) {
+    super(`the etcd rewrite was refused before any write:\n- ${refusals.join("\n- ")}`);
+    this.name = "RewriteRefused";
+  }
+}
+
+export class RewriteConflict extends Error {
+  constructor(readonly object: string, readonly keys: string[]) {
+    super(`the etcd transaction for ${object} was not applied: ${keys.join(", ")} changed since the rewrite read ${keys.length === 1 ? "it" : "them"} (someone else wrote to etcd while the apiservers were down); re-run to plan again from what etcd holds now`);
+    this.name = "RewriteConflict";
+  }
+}
+
+export async function readRewriteScope(client: Etcd3, prefix: string): Promise<EtcdEntry[]> {
+  const keys = keysOf(prefix);
+  const prefixes = [keys.services, keys.nodes, keys.ipAddresses, keys.serviceCidrs];
+  const responses = await Promise.all([
+    ...prefixes.map((p) => client.getAll().prefix(p).exec()),
+    client.get(keys.serviceIpRange).exec(),
+  ]);
+  return responses.flatMap((r) => r.kvs.map((kv) => ({ key: kv.key.toString("utf8"), value: kv.value, modRevision: String(kv.mod_revision) })));
+}
+
+async function commit(client: Etcd3, txn: EtcdTxn): Promise<void> {
+  const [first, ...rest] = txn.compare;
+  let builder = client.if(first.key, "Mod", "==", first.modRevision);
+  for (const c of rest) builder = builder.and(c.key, "Mod", "==", c.modRevision);
+  const ops = [...txn.put.map((p) => client.put(p.key).value(p.value)), ...txn.delete.map((key) => client.delete().key(key))];
+  const result = await builder.then(...ops).commit();
+  if (!result.succeeded) throw new RewriteConflict(txn.object, txn.compare.map((c) => c.key));
+}
+
+export async function planFromEtcd(client: Etcd3, targets: RewriteTargets, now = new Date()): Promise<{ entries: EtcdEntry[]; plan: RewritePlan }> {
+  const entries = await readRewriteScope(client, targets.prefix);
+  return { entries, plan: planRewrite(entries, targets, { newUid: randomUUID, now }) };
+}
+
+export async function runRewrite(client: Etcd3, options: RewriteRunOptions): Promise<RewriteRunReport> {
+  const journal = readAndRepairJournal(options.journalPath);
+  const readStart = process.hrtime.bigint();
+  const { entries, plan } = await planFromEtcd(client, options.targets, options.now);
+  const readSeconds = Number(process.hrtime.bigint() - readStart) / 1e9;
+  if (plan.refusals.length > 0) throw new RewriteRefused(plan.refusals);
+
+  await options.afterPlan?.(plan);
+  const valuesBefore = new Map(entries.map((e) => [e.key, e.value]));
+  const concurrency = Math.max(1, options.concurrency ?? DEFAULT_REWRITE_CONCURRENCY);
+  const writeStart = process.hrtime.bigint();
+  let written = 0;
+  for (let start = 0; start < plan.txns.length; start += BATCH) {
+    const batch = plan.txns.slice(start, start + BATCH);
+    appendJournal(options.journalPath, batch.map((txn) => journalLineFor(txn, valuesBefore, new Date())));
+    let next = 0;
+    let failure: unknown;
+    const lane = async () => {
+      while (failure === undefined && next < batch.length) {
+        const txn = batch[next++];
+        const faultKey = txn.compare[0].key;
+        faultPoint("rewrite-after-journal", faultKey);
+        try {
+          await commit(client, txn);
+        } catch (err) {
+          failure ??= err;
+          return;
+        }
+        faultPoint("rewrite-after-txn", faultKey);
+        written++;
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(concurrency, batch.length) }, lane));
+    if (failure !== undefined) throw failure;
+  }
+  return {
+    written,
+    alreadyMoved: plan.alreadyMoved,
+    journal: { earlierLines: journal.lines.length, truncatedBytes: journal.truncatedBytes },
+    readSeconds,
+    writeSeconds: Number(process.hrtime.bigint() - writeStart) / 1e9,
+  };
+}

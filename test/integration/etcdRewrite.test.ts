@@ -1,0 +1,207 @@
+// The etcd rewrite strategy on the real test bed (etcd + kube-apiserver + kube-controller-manager of the test-bed
+// version): objects written through the apiserver on the old ranges, the apiserver and KCM stopped, the rewrite run
+// against etcd, both started on the new flags, then every Service and Node compared field by field.
+import { strict as assert } from "assert";
+import { Etcd3 } from "etcd3";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { rewriteTargetsFromPlan } from "../../lib/etcdRewrite/rewriteTargets";
+import { RewriteConflict, runRewrite } from "../../lib/etcdRewrite/rewriteRun";
+import { RewriteTargets } from "../../lib/etcdRewrite/rewritePlan";
+import { discoverInventory } from "../../lib/plan/discovery";
+import { buildPlan } from "../../lib/plan/plan";
+import { Plan } from "../../lib/plan/planModel";
+import { KubeObject, KubeRest, kubeRest, paths } from "../../lib/serviceMove/kubeRest";
+import { APISERVER_FEATURE_GATES, serviceMoveConfig, servesServiceCidrs } from "../support/serviceRangePhase";
+import { SeededShapes, seedServiceShapes } from "../support/serviceShapes";
+import { useTestCluster } from "../testbed/fixture";
+import { registerNode, waitForPodCIDR } from "../testbed/kubelet";
+
+const OLD_RANGE = "10.96.0.0/16";
+const NEW_RANGE = "10.100.0.0/16";
+const OLD_PODS = "10.244.0.0/16";
+const NEW_PODS = "10.48.0.0/16";
+const NS = "rewrite";
+const NODES = ["node-1", "node-2", "node-3"];
+const KEEP_FINALIZER = "example.com/keep";
+/** Events the apiserver's repair loops raise when the allocator's records disagree with the Services. */
+const REPAIR_REASONS = new Set(["ClusterIPNotAllocated", "ClusterIPOutOfRange", "ClusterIPAlreadyAllocated", "ClusterIPNotValid", "IPAddressNotAllocated", "IPAddressWrongReference", "ClusterIPNotInServiceCIDR"]);
+
+type Objects = Map<string, KubeObject>;
+
+function keyed(items: KubeObject[]): Objects {
+  return new Map(items.map((o) => [`${o.metadata!.namespace ?? ""}/${o.metadata!.name}`, o]));
+}
+
+function withoutVolatile(object: KubeObject, dropped: string[]): unknown {
+  const copy = structuredClone(object) as Record<string, any>;
+  delete copy.metadata.resourceVersion;
+  delete copy.metadata.managedFields;
+  delete copy.status?.conditions;
+  for (const field of dropped) delete copy.spec[field];
+  return copy;
+}
+
+describe("etcd rewrite strategy (real etcd, apiserver and KCM)", function () {
+  this.timeout(300_000);
+  const cluster = useTestCluster({ serviceCidr: OLD_RANGE, podCidr: OLD_PODS });
+  let rest: KubeRest;
+  let etcd: Etcd3;
+  let seed: SeededShapes;
+  let plan: Plan;
+  let targets: RewriteTargets;
+  let servicesBefore: Objects;
+  let nodesBefore: Objects;
+  let journalPath: string;
+  let ipAddressesServed: boolean;
+
+  before(async () => {
+    const c = cluster();
+    rest = await kubeRest(c.kubeConfig());
+    etcd = new Etcd3({ hosts: c.etcd.endpoint });
+    journalPath = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "rewrite-journal-")), "journal.jsonl");
+    for (const [i, name] of NODES.entries()) await registerNode(c.kubeConfig(), { name, internalIP: `192.0.2.${21 + i}` });
+    for (const name of NODES) await waitForPodCIDR(c.kubeConfig(), name, 30_000);
+    await rest.mergePatch(`/api/v1/nodes/node-2`, { metadata: { finalizers: [KEEP_FINALIZER], labels: { pool: "b" } } });
+    seed = await seedServiceShapes(rest, NS, { index: 0, oldPrefix: "10.96" });
+    await rest.create(paths.services("kube-system"), { metadata: { name: "kube-dns", labels: { "k8s-app": "kube-dns" } }, spec: { clusterIP: "10.96.0.10", selector: { "k8s-app": "kube-dns" }, ports: [{ name: "dns", port: 53, protocol: "UDP" }] } });
+    await rest.mergePatch(`${paths.services(NS)}/web`, { metadata: { finalizers: [KEEP_FINALIZER] } });
+    ipAddressesServed = await servesServiceCidrs(c.kubeConfig());
+    const config = serviceMoveConfig(OLD_RANGE, NEW_RANGE);
+    config.nodes = NODES.map((name, i) => ({ name, host: `192.0.2.${21 + i}`, port: 22, user: "root", role: "worker" }));
+    plan = buildPlan(config, await discoverInventory(c.kubeConfig()));
+    targets = rewriteTargetsFromPlan(plan);
+    servicesBefore = keyed(await rest.list("/api/v1/services"));
+    nodesBefore = keyed(await rest.list("/api/v1/nodes"));
+  });
+
+  after(async () => {
+    // leave nothing that blocks the test bed's teardown
+    await rest?.mergePatch(`${paths.services(NS)}/web`, { metadata: { finalizers: null } }).catch(() => undefined);
+    etcd?.close();
+    rest?.close();
+  });
+
+  it("plans every Service in the old range and every Node's podCIDR", () => {
+    assert.equal(targets.services.get("default/kubernetes")?.[0].to, "10.100.0.1");
+    for (const [name, ip] of Object.entries(seed.moving)) {
+      assert.deepEqual(targets.services.get(`${NS}/${name}`), [{ from: ip, to: plan.services.find((s) => s.name === name && s.namespace === NS)!.newClusterIP }]);
+    }
+    assert.deepEqual([...targets.nodes.keys()].sort(), NODES);
+  });
+
+  it("stops at a conflicting etcd write, naming the key, and writes nothing of that object", async () => {
+    const c = cluster();
+    await c.stopControlPlane();
+    const webKey = "/registry/services/specs/rewrite/web";
+    const conflict = runRewrite(etcd, {
+      targets, journalPath, concurrency: 1,
+      // someone writes the object between the read and the write: the same bytes, a new mod_revision
+      afterPlan: async () => { await etcd.put(webKey).value((await etcd.get(webKey).buffer())!); },
+    });
+    await assert.rejects(conflict, (err: unknown) => err instanceof RewriteConflict && err.message.includes(webKey));
+    const stillOld = (await etcd.get(webKey).buffer())!.toString("latin1");
+    assert.ok(stillOld.includes(seed.moving.web), "web keeps its old ClusterIP in etcd");
+    // a crash while journaling leaves a partial last line
+    fs.appendFileSync(journalPath, '{"at":"2026-12-03T00:00:00Z","obj');
+  });
+
+  it("re-runs after the conflict and a truncated journal, then the apiserver and KCM start on the new ranges", async () => {
+    const c = cluster();
+    const report = await runRewrite(etcd, { targets, journalPath });
+    assert.equal(report.journal.truncatedBytes, Buffer.byteLength('{"at":"2026-12-03T00:00:00Z","obj'));
+    assert.ok(report.journal.earlierLines > 0, "the first run journaled before it wrote");
+    assert.ok(report.written > 0);
+    await c.startControlPlane({
+      serviceClusterIpRange: NEW_RANGE, featureGates: APISERVER_FEATURE_GATES,
+      controllerManager: { clusterCidr: NEW_PODS, serviceClusterIpRange: NEW_RANGE },
+    });
+    assert.equal(c.controllerManagerExited(), false, "KCM accepts every node podCIDR in its new --cluster-cidr");
+  });
+
+  it("keeps every Service's identity and fields; only the planned addresses change", async () => {
+    const after = keyed(await rest.list("/api/v1/services"));
+    assert.deepEqual([...after.keys()].sort(), [...servicesBefore.keys()].sort(), "no Service lost or added");
+    for (const [key, before] of servicesBefore) {
+      const now = after.get(key)!;
+      const change = targets.services.get(key.replace(/^\//, ""))?.[0];
+      assert.equal(now.metadata!.uid, before.metadata!.uid, `${key} uid`);
+      assert.equal(now.metadata!.creationTimestamp, before.metadata!.creationTimestamp, `${key} creationTimestamp`);
+      assert.deepEqual(now.metadata!.ownerReferences, before.metadata!.ownerReferences, `${key} ownerReferences`);
+      assert.deepEqual(now.metadata!.finalizers, before.metadata!.finalizers, `${key} finalizers`);
+      const spec = now.spec as { clusterIP?: string; clusterIPs?: string[] };
+      if (!change) {
+        assert.deepEqual(now, before, `${key} untouched`);
+        continue;
+      }
+      assert.equal(spec.clusterIP, change.to, `${key} clusterIP`);
+      assert.deepEqual(spec.clusterIPs, [change.to], `${key} clusterIPs`);
+      assert.ok(BigInt(now.metadata!.resourceVersion!) > BigInt(before.metadata!.resourceVersion!), `${key} resourceVersion advances`);
+      const name = before.metadata!.name!;
+      const expectedAnnotations = before.metadata!.namespace === NS ? seed.expectedAnnotations(name, change.to) : before.metadata!.annotations;
+      assert.deepEqual(now.metadata!.annotations, expectedAnnotations, `${key} annotations`);
+      assert.deepEqual(withoutVolatile(now, ["clusterIP", "clusterIPs"]), withoutVolatile(expectedAnnotations ? { ...before, metadata: { ...before.metadata, annotations: expectedAnnotations } } : before, ["clusterIP", "clusterIPs"]), `${key} every other field`);
+    }
+    const kubernetes = after.get("default/kubernetes")!;
+    assert.equal((kubernetes.spec as { clusterIP: string }).clusterIP, "10.100.0.1", "the kubernetes Service at the new first IP");
+  });
+
+  it("keeps every Node's identity; only its podCIDR moves, into the new --cluster-cidr", async () => {
+    const after = keyed(await rest.list("/api/v1/nodes"));
+    for (const [key, before] of nodesBefore) {
+      const now = after.get(key)!;
+      const planned = targets.nodes.get(before.metadata!.name!)![0];
+      assert.equal(now.metadata!.uid, before.metadata!.uid);
+      assert.deepEqual(now.metadata!.finalizers, before.metadata!.finalizers);
+      assert.equal((now.spec as { podCIDR: string }).podCIDR, planned.to);
+      assert.deepEqual((now.spec as { podCIDRs: string[] }).podCIDRs, [planned.to]);
+      assert.ok(planned.to.startsWith("10.48."), `${key}: ${planned.to} in ${NEW_PODS}`);
+      assert.deepEqual((now.spec as { taints?: unknown }).taints, (before.spec as { taints?: unknown }).taints);
+      assert.deepEqual(now.metadata!.labels, before.metadata!.labels);
+    }
+  });
+
+  it("moved the allocator's records: the moved IPs are taken, a new Service gets a new-range IP, nothing is repaired", async () => {
+    const webIp = targets.services.get(`${NS}/web`)![0].to;
+    await assert.rejects(
+      rest.create(paths.services(NS), { metadata: { name: "squatter" }, spec: { clusterIP: webIp, ports: [{ port: 80 }] } }),
+      (err: unknown) => /already allocated|already been allocated|provided IP is already/i.test(String((err as Error).message)),
+      `a create at web's new IP ${webIp} is refused as taken`,
+    );
+    const fresh = await rest.create(paths.services(NS), { metadata: { name: "fresh" }, spec: { ports: [{ port: 80 }] } });
+    assert.match((fresh.spec as { clusterIP: string }).clusterIP, /^10\.100\./, "a new Service gets a new-range IP");
+    const freed = await rest.create(paths.services(NS), { metadata: { name: "reuses-old" }, spec: { ports: [{ port: 80 }] } });
+    assert.match((freed.spec as { clusterIP: string }).clusterIP, /^10\.100\./);
+    if (ipAddressesServed) {
+      const addresses = await rest.list("/apis/networking.k8s.io/v1/ipaddresses");
+      const names = new Set(addresses.map((a) => a.metadata!.name!));
+      for (const [key, [change]] of targets.services) {
+        assert.ok(names.has(change.to), `IPAddress ${change.to} exists for ${key}`);
+        assert.ok(!names.has(change.from), `IPAddress ${change.from} is gone`);
+        const ref = addresses.find((a) => a.metadata!.name === change.to)!.spec as { parentRef: { namespace: string; name: string } };
+        assert.equal(`${ref.parentRef.namespace}/${ref.parentRef.name}`, key);
+      }
+      const defaultCidr = await rest.get("/apis/networking.k8s.io/v1/servicecidrs/kubernetes");
+      assert.deepEqual((defaultCidr.spec as { cidrs: string[] }).cidrs, [NEW_RANGE]);
+      assert.equal(defaultCidr.metadata!.deletionTimestamp, undefined);
+    }
+    // the repair loops run at start and then on a timer/informer; give them a few seconds to speak
+    await new Promise((r) => setTimeout(r, 5_000));
+    const events = await rest.list("/api/v1/events");
+    const repairs = events.filter((e) => REPAIR_REASONS.has((e as { reason?: string }).reason ?? ""));
+    assert.deepEqual(repairs.map((e) => `${(e as { reason?: string }).reason}: ${(e as { message?: string }).message}`), [], "no repair events");
+    assert.doesNotMatch(cluster().apiserverLog(), /may have leaked|appears to have leaked|is not allocated; repairing/);
+  });
+
+  it("a second run finds nothing left to write", async () => {
+    const c = cluster();
+    await rest.delete(`${paths.services(NS)}/fresh`);
+    await rest.delete(`${paths.services(NS)}/reuses-old`);
+    await c.stopControlPlane();
+    const report = await runRewrite(etcd, { targets, journalPath });
+    assert.equal(report.written, 0);
+    assert.equal(report.alreadyMoved, targets.services.size + targets.nodes.size);
+    await c.startControlPlane({ serviceClusterIpRange: NEW_RANGE, featureGates: APISERVER_FEATURE_GATES });
+  });
+});
