@@ -9,12 +9,14 @@ import * as path from "path";
 import { rewriteTargetsFromPlan } from "../../lib/etcdRewrite/rewriteTargets";
 import { RewriteConflict, runRewrite } from "../../lib/etcdRewrite/rewriteRun";
 import { RewriteTargets } from "../../lib/etcdRewrite/rewritePlan";
+import { AddressChange } from "../../lib/etcdRewrite/addressChange";
 import { discoverInventory } from "../../lib/plan/discovery";
 import { buildPlan } from "../../lib/plan/plan";
 import { Plan } from "../../lib/plan/planModel";
 import { KubeObject, KubeRest, kubeRest, paths } from "../../lib/serviceMove/kubeRest";
 import { APISERVER_FEATURE_GATES, serviceMoveConfig, servesServiceCidrs } from "../support/serviceRangePhase";
 import { SeededShapes, seedServiceShapes } from "../support/serviceShapes";
+import { RUN_ENV, runFaultChild } from "../support/faultChild";
 import { useTestCluster } from "../testbed/fixture";
 import { registerNode, waitForPodCIDR } from "../testbed/kubelet";
 
@@ -30,6 +32,26 @@ const REPAIR_REASONS = new Set(["ClusterIPNotAllocated", "ClusterIPOutOfRange", 
 
 type Objects = Map<string, KubeObject>;
 
+interface ChildRun { endpoint: string; journalPath: string; services: [string, AddressChange[]][]; nodes: [string, AddressChange[]][]; targets: RewriteTargets }
+
+/** The rewrite in a child process, which the fault hook SIGKILLs at the armed point, as a dying machine would. */
+async function runAsChild(): Promise<void> {
+  const run = JSON.parse(process.env[RUN_ENV] ?? "{}") as ChildRun;
+  const etcd = new Etcd3({ hosts: run.endpoint });
+  const report = await runRewrite(etcd, { journalPath: run.journalPath, concurrency: 1, targets: { ...run.targets, services: new Map(run.services), nodes: new Map(run.nodes) } });
+  etcd.close();
+  process.stdout.write(JSON.stringify(report));
+}
+
+if (require.main === module) {
+  runAsChild().catch((err: Error) => {
+    process.stderr.write(`${err.message}\n`);
+    process.exit(1);
+  });
+} else {
+  defineTests();
+}
+
 function keyed(items: KubeObject[]): Objects {
   return new Map(items.map((o) => [`${o.metadata!.namespace ?? ""}/${o.metadata!.name}`, o]));
 }
@@ -43,6 +65,7 @@ function withoutVolatile(object: KubeObject, dropped: string[]): unknown {
   return copy;
 }
 
+function defineTests(): void {
 describe("etcd rewrite strategy (real etcd, apiserver and KCM)", function () {
   this.timeout(300_000);
   const cluster = useTestCluster({ serviceCidr: OLD_RANGE, podCidr: OLD_PODS });
@@ -103,13 +126,27 @@ describe("etcd rewrite strategy (real etcd, apiserver and KCM)", function () {
     await assert.rejects(conflict, (err: unknown) => err instanceof RewriteConflict && err.message.includes(webKey));
     const stillOld = (await etcd.get(webKey).buffer())!.toString("latin1");
     assert.ok(stillOld.includes(seed.moving.web), "web keeps its old ClusterIP in etcd");
-    // a crash while journaling leaves a partial last line
-    fs.appendFileSync(journalPath, '{"at":"2026-12-03T00:00:00Z","obj');
   });
 
-  it("re-runs after the conflict and a truncated journal, then the apiserver and KCM start on the new ranges", async () => {
+  // one transaction at a time, so each kill leaves work behind: first after web's transaction, then before node-2's
+  for (const fault of ["rewrite-after-txn:/registry/services/specs/rewrite/web", "rewrite-after-journal:/registry/minions/node-2"]) {
+    it(`is cut by SIGKILL at ${fault}; what it wrote is whole`, async () => {
+      const run: ChildRun = { endpoint: cluster().etcd.endpoint, journalPath, services: [...targets.services], nodes: [...targets.nodes], targets };
+      const end = await runFaultChild(__filename, run, fault);
+      assert.equal(end.signal, "SIGKILL", end.output);
+      const key = fault.slice(fault.indexOf(":") + 1);
+      const value = (await etcd.get(key).buffer())!.toString("latin1");
+      if (fault.startsWith("rewrite-after-txn")) assert.ok(value.includes(targets.services.get(`${NS}/web`)![0].to), "the transaction before the kill is in etcd");
+      else assert.ok(value.includes(targets.nodes.get("node-2")![0].from), "journaled but not yet sent: etcd still holds the old value");
+    });
+  }
+
+  it("re-runs after the conflict, the kills and a truncated journal, then the apiserver and KCM start on the new ranges", async () => {
     const c = cluster();
+    // a crash while journaling leaves a partial last line
+    fs.appendFileSync(journalPath, '{"at":"2026-12-03T00:00:00Z","obj');
     const report = await runRewrite(etcd, { targets, journalPath });
+    assert.ok(report.alreadyMoved > 0, `what the killed runs wrote is recognised as moved: ${JSON.stringify(report)}`);
     assert.equal(report.journal.truncatedBytes, Buffer.byteLength('{"at":"2026-12-03T00:00:00Z","obj'));
     assert.ok(report.journal.earlierLines > 0, "the first run journaled before it wrote");
     assert.ok(report.written > 0);
@@ -205,3 +242,4 @@ describe("etcd rewrite strategy (real etcd, apiserver and KCM)", function () {
     await c.startControlPlane({ serviceClusterIpRange: NEW_RANGE, featureGates: APISERVER_FEATURE_GATES });
   });
 });
+}
