@@ -36,6 +36,7 @@ import { cachedKubeBinDir } from "../test/testbed/kubeBinaries";
 import { registerNode } from "../test/testbed/kubelet";
 import { mapIp, runReadyPod } from "../test/support/serviceShapes";
 import { enterNewServiceRange } from "../test/support/serviceRangePhase";
+import { seedSet } from "./serviceSet";
 
 const execFileAsync = promisify(execFile);
 const COUNT = Number(process.env.BENCH_SERVICES ?? 500);
@@ -52,39 +53,6 @@ function percentile(values: number[], p: number): number {
 
 function fmt(ms: number): string {
   return Number.isNaN(ms) ? "n/a" : ms < 10 ? ms.toFixed(2) : ms.toFixed(1);
-}
-
-/**
- * Service i of a set: 80% ClusterIP with a selector, 15% NodePort (one allocated port, so that a 10,000-Service set
- * fits the 2,768 ports of the default NodePort range), 5% selector-less with Endpoints.
- */
-function serviceBody(i: number): { service: KubeObject; endpoints?: KubeObject } {
-  const name = `svc-${String(i).padStart(4, "0")}`;
-  const labels = { app: `app-${i % 50}`, "app.kubernetes.io/part-of": "bench" };
-  if (i % 20 === 19) {
-    return {
-      service: { metadata: { name, labels }, spec: { ports: [{ name: "db", port: 5432 }] } },
-      endpoints: { metadata: { name, labels: { source: "hand-made" } }, subsets: [{ addresses: [{ ip: `192.168.${i % 250}.${1 + (i % 200)}` }], ports: [{ name: "db", port: 5432 }] }] },
-    };
-  }
-  const type = i % 20 >= 16 ? "NodePort" : "ClusterIP";
-  const ports = [{ name: "http", port: 80, targetPort: 8080 }, ...(type === "ClusterIP" ? [{ name: "metrics", port: 9090 }] : [])];
-  return { service: { metadata: { name, labels, annotations: { "example.com/owner": `team-${i % 7}` } }, spec: { type, selector: { app: `app-${i % 50}` }, ports } } };
-}
-
-async function seedSet(rest: KubeRest, namespace: string): Promise<Record<string, string>> {
-  await rest.create("/api/v1/namespaces", { metadata: { name: namespace } });
-  const ips: Record<string, string> = {};
-  const batch = 25;
-  for (let start = 0; start < COUNT; start += batch) {
-    await Promise.all(Array.from({ length: Math.min(batch, COUNT - start) }, async (_, k) => {
-      const { service, endpoints } = serviceBody(start + k);
-      const created = await rest.create(paths.services(namespace), service);
-      ips[created.metadata!.name!] = (created.spec as { clusterIP: string }).clusterIP;
-      if (endpoints) await rest.create(paths.endpointsList(namespace), endpoints);
-    }));
-  }
-  return ips;
 }
 
 interface Watch {
@@ -221,10 +189,10 @@ async function main(): Promise<void> {
     rest = await kubeRest(cluster.kubeConfig());
     const seedStart = performance.now();
     const sets = new Map<number, Record<string, string>>();
-    for (const p of PARALLELISMS) sets.set(p, await seedSet(rest, `bench-mover-${p}`));
+    for (const p of PARALLELISMS) sets.set(p, await seedSet(rest, `bench-mover-${p}`, COUNT));
     // BENCH_KUBECTL=0 seeds no set for the loop: at 10,000 Services two sets would need more NodePorts than exist
     const withKubectl = process.env.BENCH_KUBECTL !== "0";
-    const theirs = withKubectl ? await seedSet(rest, "bench-kubectl") : {};
+    const theirs = withKubectl ? await seedSet(rest, "bench-kubectl", COUNT) : {};
     await registerNode(cluster.kubeConfig(), { name: "node-1", internalIP: "127.0.0.1" });
     await rest.create(paths.services("kube-system"), {
       metadata: { name: "kube-dns", labels: { "k8s-app": "kube-dns" } },
