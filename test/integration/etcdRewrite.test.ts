@@ -66,9 +66,14 @@ function withoutVolatile(object: KubeObject, dropped: string[]): unknown {
 }
 
 function defineTests(): void {
-describe("etcd rewrite strategy (real etcd, apiserver and KCM)", function () {
+  // the apiserver's default storage (protobuf), and JSON, which --storage-media-type=application/json gives
+  for (const storageMediaType of [undefined, "application/json"] as const) defineCycle(storageMediaType);
+}
+
+function defineCycle(storageMediaType: "application/json" | undefined): void {
+describe(`etcd rewrite strategy (real etcd, apiserver and KCM; stored as ${storageMediaType ?? "protobuf"})`, function () {
   this.timeout(300_000);
-  const cluster = useTestCluster({ serviceCidr: OLD_RANGE, podCidr: OLD_PODS });
+  const cluster = useTestCluster({ serviceCidr: OLD_RANGE, podCidr: OLD_PODS, storageMediaType });
   let rest: KubeRest;
   let etcd: Etcd3;
   let seed: SeededShapes;
@@ -124,7 +129,9 @@ describe("etcd rewrite strategy (real etcd, apiserver and KCM)", function () {
       afterPlan: async () => { await etcd.put(webKey).value((await etcd.get(webKey).buffer())!); },
     });
     await assert.rejects(conflict, (err: unknown) => err instanceof RewriteConflict && err.message.includes(webKey));
-    const stillOld = (await etcd.get(webKey).buffer())!.toString("latin1");
+    const stored = (await etcd.get(webKey).buffer())!;
+    assert.equal(stored.subarray(0, 1).toString(), storageMediaType ? "{" : "k", `stored as ${storageMediaType ?? "protobuf"}`);
+    const stillOld = stored.toString("latin1");
     assert.ok(stillOld.includes(seed.moving.web), "web keeps its old ClusterIP in etcd");
   });
 

@@ -26,6 +26,8 @@ export interface TestClusterOptions {
     etcdTls?: boolean;
     /** processes outlive this Node process (the sandbox); the caller records their pids */
     detached?: boolean;
+    /** the apiserver's --storage-media-type (default: its own, protobuf) */
+    storageMediaType?: "application/json" | "application/vnd.kubernetes.protobuf";
 }
 
 export interface ControllerManagerFlags {
@@ -179,6 +181,7 @@ export async function startTestCluster(opts: TestClusterOptions): Promise<TestCl
             `--audit-log-path=${auditLogPath}`,
             "--audit-log-format=json",
             ...(apiserverFeatureGates ? [`--feature-gates=${apiserverFeatureGates}`] : []),
+            ...(opts.storageMediaType ? [`--storage-media-type=${opts.storageMediaType}`] : []),
         ];
         if (etcd.tls) {
             args.push(`--etcd-cafile=${etcd.tls.caCertPath}`, `--etcd-certfile=${etcd.tls.certPath}`, `--etcd-keyfile=${etcd.tls.keyPath}`);
