@@ -19,13 +19,24 @@ function serviceBody(i: number): { service: KubeObject; endpoints?: KubeObject }
   return { service: { metadata: { name, labels, annotations: { "example.com/owner": `team-${i % 7}` } }, spec: { type, selector: { app: `app-${i % 50}` }, ports } } };
 }
 
+/** A busy machine's etcd can time out a write; the apiserver then refuses the create, and it is safe to send again. */
+async function createRetryingTimeouts(create: () => Promise<KubeObject>): Promise<KubeObject> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await create();
+    } catch (err) {
+      if (attempt >= 3 || !/request timed out/.test(String((err as Error).message))) throw err;
+    }
+  }
+}
+
 export async function seedSet(rest: KubeRest, namespace: string, count: number, batch = 25): Promise<Record<string, string>> {
   await rest.create("/api/v1/namespaces", { metadata: { name: namespace } });
   const ips: Record<string, string> = {};
   for (let start = 0; start < count; start += batch) {
     await Promise.all(Array.from({ length: Math.min(batch, count - start) }, async (_, k) => {
       const { service, endpoints } = serviceBody(start + k);
-      const created = await rest.create(paths.services(namespace), service);
+      const created = await createRetryingTimeouts(() => rest.create(paths.services(namespace), service));
       ips[created.metadata!.name!] = (created.spec as { clusterIP: string }).clusterIP;
       if (endpoints) await rest.create(paths.endpointsList(namespace), endpoints);
     }));
