@@ -9,7 +9,8 @@ import { editField, firstPayload, stringsOf } from "./wireMessage";
  * - unknown: anything else.
  */
 
-const PROTOBUF_MAGIC = Buffer.from([0x6b, 0x38, 0x73, 0x00]);
+// built on each use, not held at module level: dynamic providers are serialized by value, and a Buffer does not survive it
+const protobufMagic = () => Buffer.from([0x6b, 0x38, 0x73, 0x00]);
 const ENCRYPTED_PREFIX = "k8s:enc:";
 
 export type StoredValue =
@@ -29,8 +30,9 @@ export function goJson(value: unknown): string {
 }
 
 export function readStoredValue(value: Buffer): StoredValue {
-  if (value.subarray(0, PROTOBUF_MAGIC.length).equals(PROTOBUF_MAGIC)) {
-    const unknown = value.subarray(PROTOBUF_MAGIC.length);
+  const magic = protobufMagic();
+  if (value.subarray(0, magic.length).equals(magic)) {
+    const unknown = value.subarray(magic.length);
     const typeMeta = firstPayload(unknown, 1);
     const raw = firstPayload(unknown, 2);
     if (!typeMeta || !raw) return { format: "unknown", reason: "a protobuf envelope without typeMeta or raw" };
@@ -59,8 +61,8 @@ export function readStoredValue(value: Buffer): StoredValue {
 
 /** The stored bytes with the object's message replaced, envelope fields (typeMeta, contentType) kept byte for byte. */
 export function withRaw(value: Buffer, raw: Uint8Array): Buffer {
-  const unknown = value.subarray(PROTOBUF_MAGIC.length);
-  return Buffer.concat([PROTOBUF_MAGIC, editField(unknown, 2, () => raw)]);
+  const magic = protobufMagic();
+  return Buffer.concat([magic, editField(value.subarray(magic.length), 2, () => raw)]);
 }
 
 export function withJson(object: unknown): Buffer {
