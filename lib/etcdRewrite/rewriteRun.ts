@@ -1,5 +1,5 @@
 import { randomUUID } from "crypto";
-import { Etcd3 } from "etcd3";
+import { Etcd3, Range } from "etcd3";
 import { faultPoint } from "../serviceMove/faultHook";
 import { appendJournal, journalLineFor, readAndRepairJournal } from "./rewriteJournal";
 import { EtcdEntry, EtcdTxn, keysOf, planRewrite, RewritePlan, RewriteTargets } from "./rewritePlan";
@@ -47,14 +47,33 @@ export class RewriteConflict extends Error {
   }
 }
 
-export async function readRewriteScope(client: Etcd3, prefix: string): Promise<EtcdEntry[]> {
+/** Keys per range request: a page of large objects stays well under gRPC's 4 MiB message limit. */
+const READ_PAGE = 500;
+
+/** Every key under `prefix` at `revision`, page by page (10,000 Services in one answer exceed gRPC's message limit). */
+async function readPrefix(client: Etcd3, prefix: string, revision: string, pageSize: number): Promise<EtcdEntry[]> {
+  const end = Range.prefix(prefix).end;
+  const entries: EtcdEntry[] = [];
+  let start: Buffer = Buffer.from(prefix);
+  for (;;) {
+    const page = await client.getAll().inRange(new Range(start, end)).revision(revision).limit(pageSize).exec();
+    for (const kv of page.kvs) entries.push({ key: kv.key.toString("utf8"), value: kv.value, modRevision: String(kv.mod_revision) });
+    if (!page.more || page.kvs.length === 0) return entries;
+    // the next page starts right after the last key read
+    start = Buffer.concat([page.kvs[page.kvs.length - 1].key, Buffer.from([0])]);
+  }
+}
+
+/** Every key the rewrite owns, read at one revision (the newest, or `atRevision`), so the plan sees one moment. */
+export async function readRewriteScope(client: Etcd3, prefix: string, atRevision?: number | string, pageSize = READ_PAGE): Promise<EtcdEntry[]> {
   const keys = keysOf(prefix);
-  const prefixes = [keys.services, keys.nodes, keys.ipAddresses, keys.serviceCidrs];
-  const responses = await Promise.all([
-    ...prefixes.map((p) => client.getAll().prefix(p).exec()),
-    client.get(keys.serviceIpRange).exec(),
+  const revision = String(atRevision ?? (await client.get(keys.serviceIpRange).exec()).header.revision);
+  const [bitmap, ...lists] = await Promise.all([
+    client.get(keys.serviceIpRange).revision(revision).exec(),
+    ...[keys.services, keys.nodes, keys.ipAddresses, keys.serviceCidrs].map((p) => readPrefix(client, p, revision, pageSize)),
   ]);
-  return responses.flatMap((r) => r.kvs.map((kv) => ({ key: kv.key.toString("utf8"), value: kv.value, modRevision: String(kv.mod_revision) })));
+  const range = bitmap.kvs.map((kv) => ({ key: kv.key.toString("utf8"), value: kv.value, modRevision: String(kv.mod_revision) }));
+  return [...lists.flat(), ...range];
 }
 
 async function commit(client: Etcd3, txn: EtcdTxn): Promise<void> {

@@ -17,6 +17,12 @@ import { KubeObject, KubeRest, kubeRest, paths } from "../../lib/serviceMove/kub
 import { APISERVER_FEATURE_GATES, serviceMoveConfig, servesServiceCidrs } from "../support/serviceRangePhase";
 import { SeededShapes, seedServiceShapes } from "../support/serviceShapes";
 import { RUN_ENV, runFaultChild } from "../support/faultChild";
+import { runCli } from "../support/cli";
+import { etcdSnapshotProvider } from "../../dynamic-providers/etcdSnapshot";
+import { readRewriteScope } from "../../lib/etcdRewrite/rewriteRun";
+import { EtcdEntry } from "../../lib/etcdRewrite/rewritePlan";
+import { snapshotTool } from "../testbed/kubeBinaries";
+import { startEtcd } from "../testbed/etcd";
 import { useTestCluster } from "../testbed/fixture";
 import { registerNode, waitForPodCIDR } from "../testbed/kubelet";
 
@@ -83,6 +89,8 @@ describe(`etcd rewrite strategy (real etcd, apiserver and KCM; stored as ${stora
   let nodesBefore: Objects;
   let journalPath: string;
   let ipAddressesServed: boolean;
+  let snapshotPath: string;
+  let scopeBefore: EtcdEntry[];
 
   before(async () => {
     const c = cluster();
@@ -101,6 +109,10 @@ describe(`etcd rewrite strategy (real etcd, apiserver and KCM; stored as ${stora
     plan = buildPlan(config, await discoverInventory(c.kubeConfig()));
     targets = rewriteTargetsFromPlan(plan);
     servicesBefore = keyed(await rest.list("/api/v1/services"));
+    // the snapshot the graph takes first, and what the rewrite's keys held then
+    const snapshot = await etcdSnapshotProvider.create!({ endpoints: [c.etcd.endpoint], directory: path.dirname(journalPath), trigger: "t", version: "1", keepOnDelete: true, etcdctl: snapshotTool() });
+    snapshotPath = snapshot.outs!.path;
+    scopeBefore = await readRewriteScope(etcd, "/registry", snapshot.outs!.revision);
     nodesBefore = keyed(await rest.list("/api/v1/nodes"));
   });
 
@@ -117,6 +129,13 @@ describe(`etcd rewrite strategy (real etcd, apiserver and KCM; stored as ${stora
       assert.deepEqual(targets.services.get(`${NS}/${name}`), [{ from: ip, to: plan.services.find((s) => s.name === name && s.namespace === NS)!.newClusterIP }]);
     }
     assert.deepEqual([...targets.nodes.keys()].sort(), NODES);
+  });
+
+  it("reads its keys page by page at one revision: pages of 2 give what one page gives", async () => {
+    const revision = (await etcd.get("/registry/services/specs/default/kubernetes").exec()).header.revision;
+    const paged = await readRewriteScope(etcd, "/registry", revision, 2);
+    assert.ok(paged.filter((e) => e.key.startsWith("/registry/services/specs/")).length > 10);
+    assert.deepEqual(paged, await readRewriteScope(etcd, "/registry", revision));
   });
 
   it("stops at a conflicting etcd write, naming the key, and writes nothing of that object", async () => {
@@ -236,6 +255,23 @@ describe(`etcd rewrite strategy (real etcd, apiserver and KCM; stored as ${stora
     const repairs = events.filter((e) => REPAIR_REASONS.has((e as { reason?: string }).reason ?? ""));
     assert.deepEqual(repairs.map((e) => `${(e as { reason?: string }).reason}: ${(e as { message?: string }).message}`), [], "no repair events");
     assert.doesNotMatch(cluster().apiserverLog(), /may have leaked|appears to have leaked|is not allocated; repairing/);
+  });
+
+  it("`cidr-migration restore` undoes the whole run from the snapshot taken before it", async () => {
+    const restoreRoot = path.join(path.dirname(journalPath), "restored");
+    const dataDir = path.join(restoreRoot, "data");
+    const result = await runCli(["restore", "--snapshot", snapshotPath, "--data-dir", dataDir, "--name", "default"]);
+    assert.equal(result.code, 0, result.stderr);
+    const restored = await startEtcd({ dir: restoreRoot, dataDir });
+    const client = new Etcd3({ hosts: restored.endpoint });
+    try {
+      const scope = await readRewriteScope(client, "/registry");
+      const values = (entries: EtcdEntry[]) => entries.map((e) => `${e.key}=${e.value.toString("base64")}`).sort();
+      assert.deepEqual(values(scope), values(scopeBefore), "every rewritten key holds its value from before the run");
+    } finally {
+      client.close();
+      await restored.stop();
+    }
   });
 
   it("a second run finds nothing left to write", async () => {
