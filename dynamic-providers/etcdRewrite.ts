@@ -1,7 +1,8 @@
 import * as pulumi from "@pulumi/pulumi";
-import { Etcd3, IOptions } from "etcd3";
+import { Etcd3 } from "etcd3";
 import * as fs from "fs";
 import * as path from "path";
+import { etcdClientOptions } from "../lib/config/etcdClientOptions";
 import { AddressChange } from "../lib/etcdRewrite/addressChange";
 import { apiserversAnswering, untestedEtcdVersion } from "../lib/etcdRewrite/rewriteGuards";
 import { RewriteTargets } from "../lib/etcdRewrite/rewritePlan";
@@ -126,24 +127,12 @@ function targetsOf(inputs: RewriteInputs): RewriteTargets {
   return { prefix: inputs.prefix, serviceCidr: inputs.serviceCidr, podCidr: inputs.podCidr, services: moves(inputs.services, isIpAddress), nodes: moves(inputs.nodes, isCidr) };
 }
 
-function clientOptions(inputs: RewriteInputs): IOptions {
-  const options: IOptions = { hosts: inputs.endpoints, dialTimeout: 10_000 };
-  if (inputs.caCert !== undefined || inputs.cert !== undefined) {
-    options.credentials = {
-      rootCertificate: (inputs.caCert !== undefined ? Buffer.from(inputs.caCert) : null) as Buffer,
-      certChain: inputs.cert !== undefined ? Buffer.from(inputs.cert) : undefined,
-      privateKey: inputs.key !== undefined ? Buffer.from(inputs.key) : undefined,
-    };
-  }
-  return options;
-}
-
 async function rewrite(inputs: RewriteInputs): Promise<RewriteOutputs> {
   const answering = await apiserversAnswering(inputs.apiservers);
   if (answering.length > 0) {
     throw new Error(`kube-apiserver still answers at ${answering.join(", ")}; the etcd rewrite runs only while every apiserver is stopped (its manifest moved out of /etc/kubernetes/manifests). Nothing was written`);
   }
-  const client = new Etcd3(clientOptions(inputs));
+  const client = new Etcd3(etcdClientOptions(inputs.endpoints, inputs, { dialTimeout: 10_000 }));
   try {
     const etcdVersion = (await client.maintenance.status()).version;
     const untested = untestedEtcdVersion(etcdVersion);

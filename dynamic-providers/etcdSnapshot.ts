@@ -7,6 +7,7 @@ import { Readable } from "stream";
 import { writeSnapshotAtomically } from "../lib/controlPlane/etcdSnapshotFile";
 import { AUTO_SNAPSHOT_TOOL, runSnapshotTool } from "../lib/controlPlane/etcdSnapshotTool";
 import { etcdctlRestoreArgs } from "../lib/controlPlane/restoreRunbook";
+import { etcdClientOptions } from "../lib/config/etcdClientOptions";
 import { containsUnknown, secretIfGiven, TypedProvider, Wire, withSecretOutputs } from "./wire";
 
 /**
@@ -168,22 +169,12 @@ function diffInputs(olds: EtcdSnapshotOutputs, news: SnapshotWire): pulumi.dynam
 }
 
 function clientOptions(inputs: SnapshotInputs): IOptions {
-  const options: IOptions = {
-    hosts: inputs.endpoints,
+  return etcdClientOptions(inputs.endpoints, inputs, {
     dialTimeout: 10_000,
     // grpc-js's default 64 KiB HTTP/2 window lets only two 32 KiB snapshot messages fly per round trip; Go's
     // client (etcdctl) grows its window. With 16 MiB the stream runs at etcdctl's speed (bench/snapshot.bench.ts).
     grpcOptions: { "grpc-node.flow_control_window": 16 << 20 },
-  };
-  if (inputs.caCert !== undefined || inputs.cert !== undefined) {
-    options.credentials = {
-      // null means the system's trusted roots, as in grpc's createSsl.
-      rootCertificate: (inputs.caCert !== undefined ? Buffer.from(inputs.caCert) : null) as Buffer,
-      certChain: inputs.cert !== undefined ? Buffer.from(inputs.cert) : undefined,
-      privateKey: inputs.key !== undefined ? Buffer.from(inputs.key) : undefined,
-    };
-  }
-  return options;
+  });
 }
 
 /** etcd3 reaches the Maintenance and raw KV services only through its generated rpc clients, built on the pool. */

@@ -1,4 +1,5 @@
 import { AlarmAction, AlarmType, Etcd3, IOptions } from "etcd3";
+import { etcdClientOptions } from "../config/etcdClientOptions";
 import { randomBytes } from "crypto";
 import * as fs from "fs";
 import * as path from "path";
@@ -60,16 +61,7 @@ export async function probeEtcd(opts: EtcdProbeOptions): Promise<EtcdProbe> {
 }
 
 function clientOptions(endpoint: string, credentials: EtcdCredentials | undefined, timeoutMs: number): IOptions {
-  const options: IOptions = { hosts: [endpoint], dialTimeout: timeoutMs };
-  if (credentials?.ca || credentials?.cert) {
-    options.credentials = {
-      // null means the system's trusted roots, as in grpc's createSsl.
-      rootCertificate: (credentials.ca ?? null) as Buffer,
-      certChain: credentials.cert,
-      privateKey: credentials.key,
-    };
-  }
-  return options;
+  return etcdClientOptions([endpoint], { caCert: credentials?.ca, cert: credentials?.cert, key: credentials?.key }, { dialTimeout: timeoutMs });
 }
 
 function withTimeout<T>(work: Promise<T>, ms: number, what: string): Promise<T> {

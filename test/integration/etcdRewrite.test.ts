@@ -16,7 +16,7 @@ import { Plan } from "../../lib/plan/planModel";
 import { KubeObject, KubeRest, kubeRest, paths } from "../../lib/serviceMove/kubeRest";
 import { APISERVER_FEATURE_GATES, serviceMoveConfig, servesServiceCidrs } from "../support/serviceRangePhase";
 import { SeededShapes, seedServiceShapes } from "../support/serviceShapes";
-import { RUN_ENV, runFaultChild } from "../support/faultChild";
+import { childOrTests, RUN_ENV, runFaultChild } from "../support/faultChild";
 import { runCli } from "../support/cli";
 import { etcdSnapshotProvider } from "../../dynamic-providers/etcdSnapshot";
 import { readRewriteScope } from "../../lib/etcdRewrite/rewriteRun";
@@ -49,14 +49,7 @@ async function runAsChild(): Promise<void> {
   process.stdout.write(JSON.stringify(report));
 }
 
-if (require.main === module) {
-  runAsChild().catch((err: Error) => {
-    process.stderr.write(`${err.message}\n`);
-    process.exit(1);
-  });
-} else {
-  defineTests();
-}
+childOrTests(module, runAsChild, defineTests);
 
 function keyed(items: KubeObject[]): Objects {
   return new Map(items.map((o) => [`${o.metadata!.namespace ?? ""}/${o.metadata!.name}`, o]));

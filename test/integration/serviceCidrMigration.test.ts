@@ -24,7 +24,7 @@ import { ProviderHost, registrationOf, startProviderHost, urnOf } from "../suppo
 import { APISERVER_FEATURE_GATES, serviceMoveConfig, servesServiceCidrs } from "../support/serviceRangePhase";
 import { minorNumber } from "../testbed/kubeVersion";
 import { runReadyPod } from "../support/serviceShapes";
-import { RUN_ENV, runFaultChild } from "../support/faultChild";
+import { childOrTests, RUN_ENV, runFaultChild } from "../support/faultChild";
 import { useTestCluster } from "../testbed/fixture";
 import { registerNode } from "../testbed/kubelet";
 
@@ -46,14 +46,7 @@ async function runAsChild(): Promise<void> {
   process.stdout.write(JSON.stringify(report));
 }
 
-if (require.main === module) {
-  runAsChild().catch((err: Error) => {
-    process.stderr.write(`${err.message}\n`);
-    process.exit(1);
-  });
-} else {
-  defineTests();
-}
+childOrTests(module, runAsChild, defineTests);
 
 function migrationConfig(): MigrationConfig {
   return serviceMoveConfig(OLD_RANGE, NEW_RANGE);

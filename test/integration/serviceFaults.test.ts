@@ -21,7 +21,7 @@ import {
   simulateCloudServiceController, SLICE_CONTROLLER, sliceAddresses,
 } from "../support/serviceShapes";
 import { enterNewServiceRange } from "../support/serviceRangePhase";
-import { ChildEnd, RUN_ENV, runFaultChild } from "../support/faultChild";
+import { ChildEnd, childOrTests, RUN_ENV, runFaultChild } from "../support/faultChild";
 import { useTestCluster } from "../testbed/fixture";
 import { registerNode } from "../testbed/kubelet";
 
@@ -40,14 +40,7 @@ async function runAsChild(): Promise<void> {
   process.stdout.write(JSON.stringify(report));
 }
 
-if (require.main === module) {
-  runAsChild().catch((err: Error) => {
-    process.stderr.write(`${err.message}\n`);
-    process.exit(1);
-  });
-} else {
-  defineTests();
-}
+childOrTests(module, runAsChild, defineTests);
 
 function defineTests(): void {
   const OLD_RANGE = "10.96.0.0/16";

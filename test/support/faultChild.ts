@@ -20,3 +20,18 @@ export function runFaultChild(file: string, run: unknown, fault: string): Promis
     child.on("exit", (code, signal) => resolve({ code, signal, output }));
   });
 }
+
+/**
+ * A test file that is also its own fault child: started as one (by runFaultChild), it runs `child`, which reads its
+ * run from RUN_ENV; required by mocha, it defines its tests.
+ */
+export function childOrTests(mod: NodeModule, child: () => Promise<void>, defineTests: () => void): void {
+  if (require.main !== mod) {
+    defineTests();
+    return;
+  }
+  child().catch((err: Error) => {
+    process.stderr.write(`${err.message}\n`);
+    process.exit(1);
+  });
+}
