@@ -126,12 +126,13 @@ async function recreateRun(count: number): Promise<RecreateFigures> {
 async function main(): Promise<void> {
   console.log(`bench:etcd-rewrite: ${SIZES.join(" and ")} Services (+ ${NODES} Nodes for the rewrite), kube-apiserver + KCM v${resolveTestBedVersion().kube}, etcd ${resolveTestBedVersion().etcd}, ${os.cpus().length} cores`);
   for (const count of SIZES) {
-    const rewrite = await rewriteRun(count);
-    const recreate = await recreateRun(count);
     console.log("");
     console.log(`${count} Services:`);
+    // each figure is printed as soon as it is measured: the re-create run of a large set takes many minutes
+    const rewrite = await rewriteRun(count);
     console.log(`  rewrite:   total ${seconds(rewrite.totalMs)}; API unavailable ${seconds(rewrite.totalMs)} (stop ${seconds(rewrite.stopMs)}, etcd ${seconds(rewrite.etcdMs)} of which read ${seconds(rewrite.readMs)}, start + healthy ${seconds(rewrite.startMs)}); `
       + `${rewrite.written} transactions (${count + 1} Services, ${NODES} Nodes, allocator records); per-Service gap 0 ms (no Service is ever absent); moved ${rewrite.moved}/${count}`);
+    const recreate = await recreateRun(count);
     console.log(`  re-create: total ${seconds(recreate.totalMs)}; API unavailable ${seconds(recreate.restartMs)} (apiserver restart); Service moves ${seconds(recreate.moveMs)} at parallelism ${DEFAULT_SERVICE_PARALLELISM}; `
       + `per-Service gap p50 ${percentile(recreate.gaps, 0.5).toFixed(1)} ms, p99 ${percentile(recreate.gaps, 0.99).toFixed(1)} ms, max ${Math.max(...recreate.gaps).toFixed(1)} ms; moved ${recreate.moved}/${count}`);
     console.log(`  ratio: the rewrite's total is ${(recreate.totalMs / rewrite.totalMs).toFixed(1)}x shorter (it also moved ${NODES} Nodes); targets: etcd rewrite of 10,000 Services < 10 s, window < 30 s`);
