@@ -1,6 +1,6 @@
 import { addressOffset, familyOf, parseCidr } from "../net/cidr";
 import { StoredValue, withJson, withRaw } from "./storedValue";
-import { editField, lengthDelimited, readFields, rewriteFields } from "./wireMessage";
+import { editField, lengthDelimited, readFields, rewriteFields, stringsOf } from "./wireMessage";
 
 /**
  * The legacy ClusterIP allocator's record, /registry/ranges/serviceips: a RangeAllocation {range = 2, data = 3}
@@ -43,4 +43,11 @@ export function rewriteRangeAllocation(value: Buffer, stored: StoredValue, cidr:
     return withJson(copy);
   }
   throw new Error(`a RangeAllocation stored as ${stored.format} cannot be rewritten`);
+}
+
+/** The range the record maps, as stored. */
+export function storedRange(stored: StoredValue): string | undefined {
+  if (stored.format === "protobuf") return stringsOf(stored.raw, RANGE)[0];
+  if (stored.format === "json") return (stored.object as { range?: string }).range;
+  return undefined;
 }

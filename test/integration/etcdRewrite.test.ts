@@ -10,6 +10,8 @@ import { rewriteTargetsFromPlan } from "../../lib/etcdRewrite/rewriteTargets";
 import { RewriteConflict, runRewrite } from "../../lib/etcdRewrite/rewriteRun";
 import { RewriteTargets } from "../../lib/etcdRewrite/rewritePlan";
 import { AddressChange } from "../../lib/etcdRewrite/addressChange";
+import { storedRange } from "../../lib/etcdRewrite/rangeAllocationRecord";
+import { readStoredValue } from "../../lib/etcdRewrite/storedValue";
 import { discoverInventory } from "../../lib/plan/discovery";
 import { buildPlan } from "../../lib/plan/plan";
 import { Plan } from "../../lib/plan/planModel";
@@ -242,6 +244,10 @@ describe(`etcd rewrite strategy (real etcd, apiserver and KCM; stored as ${stora
       assert.deepEqual((defaultCidr.spec as { cidrs: string[] }).cidrs, [NEW_RANGE]);
       assert.equal(defaultCidr.metadata!.deletionTimestamp, undefined);
     }
+    // the legacy bitmap, where it is kept (1.32; 1.33 writes it beside the IPAddresses until dual-write is off)
+    const bitmap = await etcd.get("/registry/ranges/serviceips").buffer();
+    if (bitmap) assert.equal(storedRange(readStoredValue(bitmap)), NEW_RANGE, "the bitmap maps the new range");
+    assert.ok(bitmap || ipAddressesServed, "the cluster keeps at least one of the two allocator records");
     // the repair loops run at start and then on a timer/informer; give them a few seconds to speak
     await new Promise((r) => setTimeout(r, 5_000));
     const events = await rest.list("/api/v1/events");
