@@ -88,12 +88,15 @@ interface Progress {
   stray: string[];
 }
 
-/** Which of the planned changes still apply to these stored values, and values that are neither old nor new. */
-function progressOf(stored: string[], changes: AddressChange[], oldRange: string): Progress {
+/**
+ * Which of the planned changes still apply to these stored values, and values in the old range that are neither
+ * old nor new (none when no range moves).
+ */
+function progressOf(stored: string[], changes: AddressChange[], oldRange: string | undefined): Progress {
   const toRewrite = changes.filter((c) => stored.includes(c.from));
   const done = changes.every((c) => stored.includes(c.to));
   const planned = new Set(changes.flatMap((c) => [c.from, c.to]));
-  const stray = stored.filter((v) => !planned.has(v) && cidrContains(oldRange, v));
+  const stray = oldRange === undefined ? [] : stored.filter((v) => !planned.has(v) && cidrContains(oldRange, v));
   return { toRewrite, done, stray };
 }
 
@@ -170,9 +173,8 @@ export function planRewrite(entries: EtcdEntry[], targets: RewriteTargets, ident
     const object = `Node ${name}`;
     const cidrs = storedPodCidrs(entry.stored);
     const changes = targets.nodes.get(name) ?? [];
-    const oldPodRange = targets.podCidr?.from;
-    const { toRewrite, done, stray } = progressOf(cidrs, changes, oldPodRange ?? "0.0.0.0/32");
-    if (oldPodRange && stray.length > 0) {
+    const { toRewrite, done, stray } = progressOf(cidrs, changes, targets.podCidr?.from);
+    if (stray.length > 0) {
       refusals.push(`${object} (${entry.key}) has podCIDR ${stray.join(", ")} in the old range, which the plan does not move; run the plan again`);
       continue;
     }

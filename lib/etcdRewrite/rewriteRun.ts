@@ -50,6 +50,10 @@ export class RewriteConflict extends Error {
 /** Keys per range request: a page of large objects stays well under gRPC's 4 MiB message limit. */
 const READ_PAGE = 500;
 
+function entryOf(kv: { key: Buffer; value: Buffer; mod_revision: string }): EtcdEntry {
+  return { key: kv.key.toString("utf8"), value: kv.value, modRevision: String(kv.mod_revision) };
+}
+
 /** Every key under `prefix` at `revision`, page by page (10,000 Services in one answer exceed gRPC's message limit). */
 async function readPrefix(client: Etcd3, prefix: string, revision: string, pageSize: number): Promise<EtcdEntry[]> {
   const end = Range.prefix(prefix).end;
@@ -57,7 +61,7 @@ async function readPrefix(client: Etcd3, prefix: string, revision: string, pageS
   let start: Buffer = Buffer.from(prefix);
   for (;;) {
     const page = await client.getAll().inRange(new Range(start, end)).revision(revision).limit(pageSize).exec();
-    for (const kv of page.kvs) entries.push({ key: kv.key.toString("utf8"), value: kv.value, modRevision: String(kv.mod_revision) });
+    entries.push(...page.kvs.map(entryOf));
     if (!page.more || page.kvs.length === 0) return entries;
     // the next page starts right after the last key read
     start = Buffer.concat([page.kvs[page.kvs.length - 1].key, Buffer.from([0])]);
@@ -67,13 +71,11 @@ async function readPrefix(client: Etcd3, prefix: string, revision: string, pageS
 /** Every key the rewrite owns, read at one revision (the newest, or `atRevision`), so the plan sees one moment. */
 export async function readRewriteScope(client: Etcd3, prefix: string, atRevision?: number | string, pageSize = READ_PAGE): Promise<EtcdEntry[]> {
   const keys = keysOf(prefix);
-  const revision = String(atRevision ?? (await client.get(keys.serviceIpRange).exec()).header.revision);
-  const [bitmap, ...lists] = await Promise.all([
-    client.get(keys.serviceIpRange).revision(revision).exec(),
-    ...[keys.services, keys.nodes, keys.ipAddresses, keys.serviceCidrs].map((p) => readPrefix(client, p, revision, pageSize)),
-  ]);
-  const range = bitmap.kvs.map((kv) => ({ key: kv.key.toString("utf8"), value: kv.value, modRevision: String(kv.mod_revision) }));
-  return [...lists.flat(), ...range];
+  // the first read fixes the revision (unless one is given) that every other read uses
+  const bitmap = await (atRevision === undefined ? client.get(keys.serviceIpRange) : client.get(keys.serviceIpRange).revision(atRevision)).exec();
+  const revision = String(atRevision ?? bitmap.header.revision);
+  const lists = await Promise.all([keys.services, keys.nodes, keys.ipAddresses, keys.serviceCidrs].map((p) => readPrefix(client, p, revision, pageSize)));
+  return [...lists.flat(), ...bitmap.kvs.map(entryOf)];
 }
 
 async function commit(client: Etcd3, txn: EtcdTxn): Promise<void> {
