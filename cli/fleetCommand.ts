@@ -1,19 +1,33 @@
-import * as path from "path";
 import { Command } from "commander";
-import { checkStacksExist, readStackRecord } from "../engine/fleetWorkspace";
-import { parseFleetFile } from "../lib/fleet/fleetFile";
+import { readStackRecord } from "../engine/fleetWorkspace";
 import { stackPhase } from "../lib/fleet/stackPhase";
 import { renderTable } from "../lib/report/textTable";
-import { readInputFile } from "./context";
+import { fleetPreview } from "./fleetPreview";
+import { readFleet } from "./fleetStacks";
+import { fleetUp } from "./fleetUp";
 import { action, outputWidth, writeJson } from "./run";
 
 /**
- * `cidr-migration fleet status FILE`: each stack of a fleet file, wave by wave, with its phase as its backend
+ * `cidr-migration fleet preview|up|status FILE`: a fleet of clusters, one stack each, in waves (cli/fleetPreview.ts,
+ * cli/fleetUp.ts). `fleet status` shows: each stack of a fleet file, wave by wave, with its phase as its backend
  * records it (lib/fleet/stackPhase), read through the Automation API. Changes nothing. Exit 0, or 2 for a fleet
  * file that is invalid or names a stack its backend does not have.
  */
 export function registerFleetCommand(program: Command): void {
   const fleet = program.command("fleet").description("many clusters, one stack each, in waves (fleet file: see README)");
+  fleet
+    .command("preview")
+    .description("preview every stack, gate each, and write the summary to review (read-only on the clusters)")
+    .argument("<file>", "the fleet file")
+    .requiredOption("--out <dir>", "where the summary (fleet-summary.json, .html), the previews and the logs go")
+    .option("--json", "print the summary as JSON")
+    .action(action((file: string, opts: { out: string; json?: boolean }) => fleetPreview(file, opts.out, opts.json === true)));
+  fleet
+    .command("up")
+    .description("run the reviewed fleet wave by wave, stopping at the first failure; a second run resumes")
+    .argument("<file>", "the fleet file")
+    .requiredOption("--summary <file>", "the reviewed fleet-summary.json that fleet preview wrote")
+    .action(action((file: string, opts: { summary: string }) => fleetUp(file, opts.summary)));
   fleet
     .command("status")
     .description("each stack's phase from its outputs and state, without changing anything")
@@ -21,8 +35,7 @@ export function registerFleetCommand(program: Command): void {
     .option("--json", "print the statuses as JSON")
     .action(
       action(async (file: string, opts: { json?: boolean }) => {
-        const parsed = parseFleetFile(readInputFile("fleet file", file), path.resolve(file));
-        await checkStacksExist(parsed);
+        const parsed = await readFleet(file);
         const rows = [];
         for (const stack of [...parsed.stacks].sort((a, b) => a.wave - b.wave)) {
           const record = await readStackRecord(parsed, stack);

@@ -1,0 +1,44 @@
+/**
+ * Everything a fleet command checks before it runs anything: the fleet file, that each stack exists, each stack's
+ * config (its own, with the fleet file's overrides) and plan from its live cluster, and, when the clusters must be
+ * routable together, that no two move to overlapping ranges. Every problem at once, each naming the stack.
+ */
+import * as path from "path";
+import { checkStacksExist, stackConfigSource } from "../engine/fleetWorkspace";
+import { validateConfig } from "../lib/config/config";
+import { ConfigError, ConfigProblem, UserError } from "../lib/config/errors";
+import { loadKubeConfig } from "../lib/config/kubeClient";
+import { FleetFile, FleetStack, overlappingRanges, parseFleetFile, StackRanges } from "../lib/fleet/fleetFile";
+import { discoverInventory } from "../lib/plan/discovery";
+import { buildPlan } from "../lib/plan/plan";
+import { Plan } from "../lib/plan/planModel";
+import { readInputFile } from "./context";
+
+export async function readFleet(file: string): Promise<FleetFile> {
+  const fleet = parseFleetFile(readInputFile("fleet file", file), path.resolve(file));
+  await checkStacksExist(fleet);
+  return fleet;
+}
+
+/** Each stack's plan, keyed by stack; refuses (ConfigError, exit 2) with every problem of every stack. */
+export async function planStacks(fleet: FleetFile): Promise<Map<FleetStack, Plan>> {
+  const plans = new Map<FleetStack, Plan>();
+  const ranges = new Map<string, StackRanges>();
+  const problems: ConfigProblem[] = [];
+  for (const stack of fleet.stacks) {
+    try {
+      const source = await stackConfigSource(fleet, stack);
+      const config = validateConfig(source);
+      ranges.set(stack.name, { serviceCidr: config.serviceCidr.to, podCidr: config.podCidr.to });
+      const inventory = await discoverInventory(loadKubeConfig(config.kubeconfig, `stack ${stack.name}: cidr-migration:kubeconfig`));
+      plans.set(stack, buildPlan(validateConfig(source, { inventory }), inventory));
+    } catch (err) {
+      if (err instanceof ConfigError) problems.push(...err.problems.map((p) => ({ key: p.key.startsWith("stack ") ? p.key : `stack ${stack.name}: ${p.key}`, message: p.message })));
+      else if (err instanceof UserError) problems.push({ key: `stack ${stack.name}`, message: err.message });
+      else throw err;
+    }
+  }
+  problems.push(...overlappingRanges(fleet, ranges));
+  if (problems.length > 0) throw new ConfigError(problems);
+  return plans;
+}

@@ -1,0 +1,100 @@
+/**
+ * `cidr-migration fleet up FLEET.yaml --summary DIR/fleet-summary.json`: runs the reviewed fleet wave by wave
+ * (lib/fleet/waveRun), through the Automation API. Before each wave every stack left in it is previewed again and
+ * must be the reviewed change (lib/fleet/reviewedPreview) and pass the gate. A stack already done is skipped, so a
+ * second `up` resumes. Ctrl-C: no new stack starts, and the running ones get one SIGINT (engine/sessionPulumi), so
+ * the engine finishes the steps in flight and releases the stack.
+ * Exit 0 when every stack is done, 1 when one failed or was refused, 2 for bad input, 130 when cancelled.
+ */
+import * as fs from "fs";
+import * as path from "path";
+import { previewStack, readStackRecord, upStack } from "../engine/fleetWorkspace";
+import { ConfigError, ConfigProblem } from "../lib/config/errors";
+import { engineErrorLine } from "../lib/fleet/engineError";
+import { FleetStack } from "../lib/fleet/fleetFile";
+import { parseFleetSummary } from "../lib/fleet/fleetSummary";
+import { changesSinceReview } from "../lib/fleet/reviewedPreview";
+import { stackPhase } from "../lib/fleet/stackPhase";
+import { runWaves, StackOutcome } from "../lib/fleet/waveRun";
+import { judgePreview } from "../lib/gate/judgePreview";
+import { parsePreviewDigest, PreviewDigest } from "../lib/gate/previewDigest";
+import { renderTable } from "../lib/report/textTable";
+import { readInputFile } from "./context";
+import { prepareOutDir, stackLogFile } from "./fleetPreview";
+import { planStacks, readFleet } from "./fleetStacks";
+import { outputWidth } from "./run";
+
+const EXIT_CANCELLED = 130;
+
+/** Each stack's reviewed preview from the summary; a stack the summary lacks, or whose gate failed, is refused. */
+function reviewedPreviews(stacks: FleetStack[], summaryFile: string): Map<FleetStack, PreviewDigest> {
+  const summary = parseFleetSummary(readInputFile("--summary", summaryFile), summaryFile);
+  const dir = path.dirname(summaryFile);
+  const reviewed = new Map<FleetStack, PreviewDigest>();
+  const problems: ConfigProblem[] = [];
+  for (const stack of stacks) {
+    const key = `stack ${stack.name} (wave ${stack.wave})`;
+    const row = summary.rows.find((r) => r.stack === stack.name && r.backend === stack.backend);
+    if (!row) problems.push({ key, message: `is not in the reviewed summary ${summaryFile}; run fleet preview again and review it` });
+    else if (row.wave !== stack.wave) problems.push({ key, message: `was reviewed in wave ${row.wave}; run fleet preview again and review the new order` });
+    else if (row.verdict !== "pass" || !row.previewFile) problems.push({ key, message: `did not pass the gate in the reviewed summary (${row.error ?? row.findings.map((f) => f.code).join(", ")}); fix it, then run fleet preview again` });
+    else {
+      const file = path.join(dir, row.previewFile);
+      reviewed.set(stack, parsePreviewDigest(readInputFile("reviewed preview", file), file));
+    }
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return reviewed;
+}
+
+function outcomeTable(outcomes: StackOutcome[]): string {
+  const columns = [{ header: "wave" }, { header: "stack", wrap: true, min: 8 }, { header: "result" }, { header: "reason", wrap: true, min: 20 }];
+  return renderTable(columns, outcomes.map((o) => [String(o.stack.wave), o.stack.name, o.result, "reason" in o ? o.reason : ""]), outputWidth());
+}
+
+export async function fleetUp(file: string, summaryFile: string): Promise<number> {
+  const fleet = await readFleet(file);
+  const reviewed = reviewedPreviews(fleet.stacks, summaryFile);
+  const plans = await planStacks(fleet);
+  const logDir = path.dirname(summaryFile);
+  prepareOutDir("--summary", logDir);
+  const controller = new AbortController();
+  const onSigint = () => {
+    process.stderr.write("fleet: cancelling: no new stack starts; the running ones finish their steps in flight\n");
+    controller.abort();
+  };
+  process.once("SIGINT", onSigint);
+  const appendTo = (stack: FleetStack) => {
+    const log = stackLogFile(logDir, stack, "up");
+    return (text: string) => fs.appendFileSync(log, text);
+  };
+  let outcomes: StackOutcome[];
+  try {
+    outcomes = await runWaves(fleet, {
+      isDone: async (stack) => stackPhase(await readStackRecord(fleet, stack)).phase === "done",
+      refusal: async (stack) => {
+        let now;
+        try {
+          now = await previewStack(fleet, stack, { signal: controller.signal, onOutput: appendTo(stack) });
+        } catch (err) {
+          return `its preview failed: ${engineErrorLine(String((err as Error).message ?? err))}`;
+        }
+        const changes = changesSinceReview(reviewed.get(stack)!, now.digest);
+        if (changes.length > 0) return `its preview changed since the review (${summaryFile}): ${changes.join("; ")}; run fleet preview again and review it`;
+        const gate = judgePreview(now.digest, plans.get(stack)!);
+        if (!gate.passed) return `the gate fails it: ${gate.reasons.map((r) => `${r.code}: ${r.message}`).join("; ")}`;
+        return undefined;
+      },
+      up: (stack) => upStack(fleet, stack, { signal: controller.signal, onOutput: appendTo(stack) }).catch((err) => {
+        throw new Error(engineErrorLine(String((err as Error).message ?? err)));
+      }),
+      cancelled: () => controller.signal.aborted,
+      log: (line) => process.stderr.write(`fleet: ${line}\n`),
+    });
+  } finally {
+    process.removeListener("SIGINT", onSigint);
+  }
+  process.stdout.write(`${outcomeTable(outcomes)}\n`);
+  if (controller.signal.aborted) return EXIT_CANCELLED;
+  return outcomes.every((o) => o.result === "succeeded" || o.result === "done before") ? 0 : 1;
+}
