@@ -9,9 +9,9 @@
 import * as fs from "fs";
 import * as path from "path";
 import { previewStack, readStackRecord, upStack } from "../engine/fleetWorkspace";
-import { ConfigError, ConfigProblem } from "../lib/config/errors";
+import { ConfigError, ConfigProblem, EXIT_FINDINGS, UserError } from "../lib/config/errors";
 import { engineErrorLine } from "../lib/fleet/engineError";
-import { FleetStack } from "../lib/fleet/fleetFile";
+import { FleetFile, FleetStack } from "../lib/fleet/fleetFile";
 import { parseFleetSummary } from "../lib/fleet/fleetSummary";
 import { changesSinceReview } from "../lib/fleet/reviewedPreview";
 import { stackPhase } from "../lib/fleet/stackPhase";
@@ -52,18 +52,40 @@ function outcomeTable(outcomes: StackOutcome[]): string {
   return renderTable(columns, outcomes.map((o) => [String(o.stack.wave), o.stack.name, o.result, "reason" in o ? o.reason : ""]), outputWidth());
 }
 
-export async function fleetUp(file: string, summaryFile: string): Promise<number> {
-  const fleet = await readFleet(file);
+/**
+ * `--stack NAME` (one CI job per stack): only that stack, and only once every stack of the waves before it is done,
+ * so a CI matrix cannot start a wave early either.
+ */
+async function onlyStack(fleet: FleetFile, name: string): Promise<FleetFile> {
+  const matches = fleet.stacks.filter((s) => s.name === name);
+  if (matches.length !== 1) throw new UserError(`--stack ${name}: ${matches.length === 0 ? "the fleet file lists no such stack" : "the fleet file lists it on more than one backend"}; the stacks are ${fleet.stacks.map((s) => s.name).join(", ")}`);
+  const [stack] = matches;
+  const waiting: string[] = [];
+  for (const earlier of fleet.stacks.filter((s) => s.wave < stack.wave)) {
+    const { phase } = stackPhase(await readStackRecord(fleet, earlier));
+    if (phase !== "done") waiting.push(`${earlier.name} (wave ${earlier.wave}) is ${phase}`);
+  }
+  if (waiting.length > 0) throw new UserError(`--stack ${name} is in wave ${stack.wave}, and the waves before it are not done: ${waiting.join("; ")}; finish them first`, EXIT_FINDINGS);
+  return { ...fleet, stacks: [stack] };
+}
+
+export async function fleetUp(file: string, summaryFile: string, stackName?: string): Promise<number> {
+  const whole = await readFleet(file);
+  const fleet = stackName === undefined ? whole : await onlyStack(whole, stackName);
   const reviewed = reviewedPreviews(fleet.stacks, summaryFile);
   const plans = await planStacks(fleet);
   const logDir = path.dirname(summaryFile);
   prepareOutDir("--summary", logDir);
   const controller = new AbortController();
+  // Every Ctrl-C is caught while engines run: they are in sessions of their own, so killing this process would
+  // leave them running unseen. The first cancels; a later one only says that the cancel is under way.
   const onSigint = () => {
-    process.stderr.write("fleet: cancelling: no new stack starts; the running ones finish their steps in flight\n");
+    process.stderr.write(controller.signal.aborted
+      ? "fleet: still cancelling: waiting for the running engines to finish their steps in flight\n"
+      : "fleet: cancelling: no new stack starts; the running ones finish their steps in flight\n");
     controller.abort();
   };
-  process.once("SIGINT", onSigint);
+  process.on("SIGINT", onSigint);
   const appendTo = (stack: FleetStack) => {
     const log = stackLogFile(logDir, stack, "up");
     return (text: string) => fs.appendFileSync(log, text);

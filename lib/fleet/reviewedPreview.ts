@@ -7,7 +7,7 @@
  * sentinel: an output of a step that had not run) matches whatever it has become. Anything else that differs is a
  * change since the review: a resource more or less, another type, another input, or a delete not reviewed.
  */
-import { PreviewDigest, PreviewStep } from "../gate/previewDigest";
+import { PreviewDigest } from "../gate/previewDigest";
 import { isUnknown } from "../gate/unknownValue";
 
 const GONE_OPS = new Set(["delete", "delete-replaced", "discard", "discard-replaced", "remove-pending-replace"]);
@@ -74,7 +74,3 @@ export function changesSinceReview(reviewed: PreviewDigest, now: PreviewDigest):
   return changes.length > LISTED ? [...changes.slice(0, LISTED), `... and ${changes.length - LISTED} more`] : changes;
 }
 
-/** The steps that change something (everything but `same`), for the summary's count. */
-export function changingSteps(preview: PreviewDigest): PreviewStep[] {
-  return preview.steps.filter((s) => s.op !== "same");
-}

@@ -64,13 +64,13 @@ export async function runWaves(fleet: FleetFile, actions: WaveActions): Promise<
     if (actions.cancelled()) stopped = "cancelled";
     else if (refusals.length > 0) stopped = `wave ${number} was refused before it started`;
     if (stopped) {
-      outcomes.push(...refusals, ...todo.filter((s) => !refusals.some((r) => r.stack === s)).map((stack) => ({ stack, result: "not started" as const, reason: stopped! })));
+      outcomes.push(...todo.map((stack) => refusals.find((r) => r.stack === stack) ?? { stack, result: "not started" as const, reason: stopped! }));
       continue;
     }
     outcomes.push(...(await runWave(number, todo, fleet.concurrency, actions)));
     const failed = outcomes.find((o) => o.result === "failed" && o.stack.wave === number);
-    if (failed) stopped = `${failed.stack.name} failed in wave ${number}`;
-    else if (actions.cancelled()) stopped = "cancelled";
+    if (actions.cancelled()) stopped = "cancelled";
+    else if (failed) stopped = `${failed.stack.name} failed in wave ${number}`;
   }
   return outcomes;
 }
@@ -91,5 +91,5 @@ async function runWave(number: number, stacks: FleetStack[], concurrency: number
       actions.log(`wave ${number}: ${stack.name}: up FAILED`);
     }
   }, () => failed !== undefined || actions.cancelled());
-  return stacks.map((stack) => outcomes.get(stack) ?? { stack, result: "not started", reason: failed ?? "cancelled" });
+  return stacks.map((stack) => outcomes.get(stack) ?? { stack, result: "not started", reason: actions.cancelled() ? "cancelled" : failed! });
 }
