@@ -3,7 +3,8 @@
  * gate on each against its plan, and writes what the reviewers sign off:
  *   DIR/fleet-summary.json   one row per cluster; `fleet up --summary` reads it back
  *   DIR/fleet-summary.html   the same as a page in the report's style
- *   DIR/previews/*.json      each stack's preview in the `pulumi preview --json` form (`cidr-migration gate` reads it)
+ *   DIR/previews/*.json      each stack's preview in the `pulumi preview --json` form (`cidr-migration gate` reads
+ *                            it), and beside it its cluster's preflight report (*.preflight.json), which the gate read
  *   DIR/logs/*.log           each stack's engine output
  * Read-only on the clusters. Exit 0 when every gate passes, 1 when any fails or a preview fails, 2 for bad input.
  */
@@ -19,7 +20,9 @@ import { FleetSummary, FleetSummaryRow, fleetVerdict, previewFileName, renderFle
 import { renderFleetSummaryHtml } from "../lib/fleet/fleetSummaryHtml";
 import { judgePreview } from "../lib/gate/judgePreview";
 import { Plan } from "../lib/plan/planModel";
-import { planStacks, readFleet } from "./fleetStacks";
+import { PlannedStack, planStacks, readFleet } from "./fleetStacks";
+import { etcdAccessFromConfig, runPreflight } from "../lib/preflight";
+import { FindingReport, renderFindingsJson } from "../lib/report/findings";
 import { outputWidth } from "./run";
 
 export const backendHash = (backend: string) => createHash("sha256").update(backend).digest("hex");
@@ -39,9 +42,9 @@ export function prepareOutDir(flag: string, dir: string): void {
 
 const numberOr = (v: unknown) => (typeof v === "number" ? v : undefined);
 
-/** A summary row from a stack's preview and the gate's verdict on it. */
-export function summaryRow(stack: FleetStack, plan: Plan, preview: StackPreview, previewFile: string): FleetSummaryRow {
-  const gate = judgePreview(preview.digest, plan);
+/** A summary row from a stack's preview and the gate's verdict on it, with the preflight report's blockers. */
+export function summaryRow(stack: FleetStack, plan: Plan, preview: StackPreview, preflight: FindingReport, previewFile: string): FleetSummaryRow {
+  const gate = judgePreview(preview.digest, plan, preflight);
   const estimate = preview.outputs.estimate as { oursSeconds?: number; manualRunbookMinutes?: { min: number; max: number } } | undefined;
   return {
     stack: stack.name,
@@ -58,16 +61,21 @@ export function summaryRow(stack: FleetStack, plan: Plan, preview: StackPreview,
   };
 }
 
-/** Previews one stack, its engine output to its log; a failed preview is a row with the engine's error. */
-export async function previewRow(fleet: FleetFile, stack: FleetStack, plan: Plan, outDir: string): Promise<{ row: FleetSummaryRow; preview?: StackPreview }> {
+/**
+ * Previews one stack, its engine output to its log, and audits its cluster (`cidr-migration preflight`, read-only)
+ * so the gate fails on blockers; a failed preview is a row with the engine's error.
+ */
+export async function previewRow(fleet: FleetFile, stack: FleetStack, planned: PlannedStack, outDir: string): Promise<FleetSummaryRow> {
   const log = fs.createWriteStream(stackLogFile(outDir, stack, "preview"));
   try {
     const preview = await previewStack(fleet, stack, { onOutput: (text) => log.write(text) });
     const previewFile = previewFileName(stack.name, backendHash(stack.backend));
     fs.writeFileSync(path.join(outDir, previewFile), `${JSON.stringify(preview.digest, null, 2)}\n`);
-    return { row: summaryRow(stack, plan, preview, previewFile), preview };
+    const { report } = await runPreflight({ config: planned.config, kubeConfig: planned.kubeConfig, etcd: etcdAccessFromConfig(planned.config) });
+    fs.writeFileSync(path.join(outDir, previewFile.replace(/\.json$/, ".preflight.json")), renderFindingsJson(report));
+    return summaryRow(stack, planned.plan, preview, report, previewFile);
   } catch (err) {
-    return { row: { stack: stack.name, wave: stack.wave, backend: stack.backend, verdict: "error", changes: {}, findings: [], notes: [], error: `the preview failed: ${engineErrorLine(String((err as Error).message ?? err))}` } };
+    return { stack: stack.name, wave: stack.wave, backend: stack.backend, verdict: "error", changes: {}, findings: [], notes: [], error: `the preview failed: ${engineErrorLine(String((err as Error).message ?? err))}` };
   } finally {
     log.end();
   }
@@ -80,7 +88,7 @@ export async function fleetPreview(file: string, outDir: string, json: boolean):
   const rows = new Map<FleetStack, FleetSummaryRow>();
   await inLanes(fleet.stacks, fleet.concurrency, async (stack) => {
     process.stderr.write(`fleet: previewing ${stack.name} (wave ${stack.wave})\n`);
-    rows.set(stack, (await previewRow(fleet, stack, plans.get(stack)!, outDir)).row);
+    rows.set(stack, await previewRow(fleet, stack, plans.get(stack)!, outDir));
   }, () => false);
   const ordered = fleet.stacks.map((s) => rows.get(s)!).sort((a, b) => a.wave - b.wave);
   const summary: FleetSummary = { fleetFile: path.resolve(file), generatedAt: new Date().toISOString(), rows: ordered };

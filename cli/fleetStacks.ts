@@ -12,6 +12,8 @@ import { FleetFile, FleetStack, overlappingRanges, parseFleetFile, StackRanges }
 import { discoverInventory } from "../lib/plan/discovery";
 import { buildPlan } from "../lib/plan/plan";
 import { Plan } from "../lib/plan/planModel";
+import { MigrationConfig } from "../lib/config/migrationConfig";
+import { KubeConfig } from "@kubernetes/client-node";
 import { readInputFile } from "./context";
 
 export async function readFleet(file: string): Promise<FleetFile> {
@@ -20,9 +22,15 @@ export async function readFleet(file: string): Promise<FleetFile> {
   return fleet;
 }
 
-/** Each stack's plan, keyed by stack; refuses (ConfigError, exit 2) with every problem of every stack. */
-export async function planStacks(fleet: FleetFile): Promise<Map<FleetStack, Plan>> {
-  const plans = new Map<FleetStack, Plan>();
+export interface PlannedStack {
+  config: MigrationConfig;
+  kubeConfig: KubeConfig;
+  plan: Plan;
+}
+
+/** Each stack's config and plan, keyed by stack; refuses (ConfigError, exit 2) with every problem of every stack. */
+export async function planStacks(fleet: FleetFile): Promise<Map<FleetStack, PlannedStack>> {
+  const plans = new Map<FleetStack, PlannedStack>();
   const ranges = new Map<string, StackRanges>();
   const problems: ConfigProblem[] = [];
   for (const stack of fleet.stacks) {
@@ -30,8 +38,10 @@ export async function planStacks(fleet: FleetFile): Promise<Map<FleetStack, Plan
       const source = await stackConfigSource(fleet, stack);
       const config = validateConfig(source);
       ranges.set(stack.name, { serviceCidr: config.serviceCidr.to, podCidr: config.podCidr.to });
-      const inventory = await discoverInventory(loadKubeConfig(config.kubeconfig, `stack ${stack.name}: cidr-migration:kubeconfig`));
-      plans.set(stack, buildPlan(validateConfig(source, { inventory }), inventory));
+      const kubeConfig = loadKubeConfig(config.kubeconfig, `stack ${stack.name}: cidr-migration:kubeconfig`);
+      const inventory = await discoverInventory(kubeConfig);
+      const checked = validateConfig(source, { inventory });
+      plans.set(stack, { config: checked, kubeConfig, plan: buildPlan(checked, inventory) });
     } catch (err) {
       if (err instanceof ConfigError) problems.push(...err.problems.map((p) => ({ key: p.key.startsWith("stack ") ? p.key : `stack ${stack.name}: ${p.key}`, message: p.message })));
       else if (err instanceof UserError) problems.push({ key: `stack ${stack.name}`, message: err.message });

@@ -103,7 +103,8 @@ export async function fleetUp(file: string, summaryFile: string, stackName?: str
         }
         const changes = changesSinceReview(reviewed.get(stack)!, now.digest);
         if (changes.length > 0) return `its preview changed since the review (${summaryFile}): ${changes.join("; ")}; run fleet preview again and review it`;
-        const gate = judgePreview(now.digest, plans.get(stack)!);
+        // The preflight audit runs again as the graph's first step (PreflightGate), so it is not repeated here.
+        const gate = judgePreview(now.digest, plans.get(stack)!.plan);
         if (!gate.passed) return `the gate fails it: ${gate.reasons.map((r) => `${r.code}: ${r.message}`).join("; ")}`;
         return undefined;
       },

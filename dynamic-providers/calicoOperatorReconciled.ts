@@ -1,8 +1,9 @@
 import * as pulumi from "@pulumi/pulumi";
 import { CustomObjectsApi } from "@kubernetes/client-node";
 import { ExpectedPool, LivePool, poolsPending, TigeraStatusObject, tigeraStatusProblems } from "../lib/podNetwork/tigeraStatus";
-import { CALICO, kubeFailure, listAll, sleep, TIGERA } from "../lib/podNetwork/calicoApi";
+import { CALICO, kubeFailure, listAll, TIGERA } from "../lib/podNetwork/calicoApi";
 import { isUnknown, kubeConfigFrom, requiredStrings, throwIfFailed, TypedProvider, Wire, withSecretOutputs } from "./wire";
+import { sleep } from "../lib/concurrency/sleep";
 
 /**
  * Waits until the Tigera operator has carried out an Installation edit: the crd.projectcalico.org/v1 IPPools are

@@ -1,9 +1,10 @@
 import * as pulumi from "@pulumi/pulumi";
 import { CustomObjectsApi } from "@kubernetes/client-node";
-import { CALICO, CalicoObject, getOptional, isNotFound, kubeFailure, listAll, sleep, TIGERA } from "../lib/podNetwork/calicoApi";
+import { CALICO, CalicoObject, getOptional, isNotFound, kubeFailure, listAll, TIGERA } from "../lib/podNetwork/calicoApi";
 import { IpamObject, ipamLeftovers } from "../lib/nodeMove/calicoIpam";
 import { CLOSED_NODE_SELECTOR } from "../lib/podNetwork/calicoInstallation";
 import { isUnknown, kubeConfigFrom, requiredStrings, throwIfFailed, TypedProvider, Wire, withSecretOutputs } from "./wire";
+import { sleep } from "../lib/concurrency/sleep";
 
 /**
  * Deletes the old Calico IPPool, but only once the cluster proves nothing uses it: no IPAMBlock and no

@@ -53,7 +53,7 @@ export function ipAddressFrom(value: Buffer, stored: StoredValue, identity: NewI
     return withRaw(value, raw);
   }
   if (stored.format === "json") {
-    const copy = JSON.parse(JSON.stringify(stored.object)) as { metadata: Record<string, unknown> };
+    const copy = structuredClone(stored.object) as { metadata: Record<string, unknown> };
     copy.metadata.name = identity.name;
     copy.metadata.uid = identity.uid;
     copy.metadata.creationTimestamp = rfc3339(identity.created);

@@ -37,7 +37,7 @@ export function rewriteRangeAllocation(value: Buffer, stored: StoredValue, cidr:
     return withRaw(value, raw);
   }
   if (stored.format === "json") {
-    const copy = JSON.parse(JSON.stringify(stored.object)) as Record<string, unknown>;
+    const copy = structuredClone(stored.object) as Record<string, unknown>;
     copy.range = cidr;
     copy.data = data.toString("base64");
     return withJson(copy);

@@ -100,110 +100,146 @@ function progressOf(stored: string[], changes: AddressChange[], oldRange: string
   return { toRewrite, done, stray };
 }
 
-export function planRewrite(entries: EtcdEntry[], targets: RewriteTargets, identity: { newUid(): string; now: Date }): RewritePlan {
+type Keys = ReturnType<typeof keysOf>;
+type Identity = { newUid(): string; now: Date };
+
+/** What one kind's planner adds: transactions, refusals, and the objects a crashed run already moved. */
+interface KindPlan {
+  txns: EtcdTxn[];
+  refusals: string[];
+  alreadyMoved: number;
+}
+
+const emptyKindPlan = (): KindPlan => ({ txns: [], refusals: [], alreadyMoved: 0 });
+
+/** A transaction that rewrites one key, conditioned on its mod_revision. */
+function oneKeyTxn(object: string, entry: Decoded, value: Buffer): EtcdTxn {
+  return { object, compare: [{ key: entry.key, modRevision: entry.modRevision }], put: [{ key: entry.key, value }], delete: [] };
+}
+
+export function planRewrite(entries: EtcdEntry[], targets: RewriteTargets, identity: Identity): RewritePlan {
   const keys = keysOf(targets.prefix);
-  const refusals: string[] = [];
-  const txns: EtcdTxn[] = [];
-  let alreadyMoved = 0;
   const decoded: Decoded[] = entries.map((e) => ({ ...e, stored: readStoredValue(e.value) }));
-  for (const entry of decoded) {
-    const problem = describeFormat(entry);
-    if (problem) refusals.push(problem);
-  }
-  if (refusals.length > 0) return { txns: [], refusals, alreadyMoved };
+  const formatRefusals = decoded.map(describeFormat).filter((r): r is string => r !== undefined);
+  if (formatRefusals.length > 0) return { txns: [], refusals: formatRefusals, alreadyMoved: 0 };
 
   const under = (prefix: string) => decoded.filter((e) => e.key.startsWith(prefix));
-  const ipAddresses = new Map(under(keys.ipAddresses).map((e) => [e.key.slice(keys.ipAddresses.length), e]));
-  const usesIpAddresses = ipAddresses.size > 0;
-  const finalClusterIPs: string[] = [];
+  const services = planServices(under(keys.services), under(keys.ipAddresses), keys, targets, identity);
+  const parts = [
+    services,
+    planNodes(under(keys.nodes), keys, targets),
+    planDefaultServiceCidr(under(keys.serviceCidrs), keys, targets.serviceCidr),
+    planRangeAllocation(decoded.find((e) => e.key === keys.serviceIpRange), targets.serviceCidr, services.finalClusterIPs),
+  ];
+  const refusals = parts.flatMap((p) => p.refusals);
+  const alreadyMoved = parts.reduce((n, p) => n + p.alreadyMoved, 0);
+  return refusals.length > 0 ? { txns: [], refusals, alreadyMoved } : { txns: parts.flatMap((p) => p.txns), refusals, alreadyMoved };
+}
 
-  for (const entry of under(keys.services)) {
+/** Each Service's ClusterIPs, and on 1.33+ its IPAddress objects in the same transaction. */
+function planServices(entries: Decoded[], ipEntries: Decoded[], keys: Keys, targets: RewriteTargets, identity: Identity): KindPlan & { finalClusterIPs: string[] } {
+  const plan = { ...emptyKindPlan(), finalClusterIPs: [] as string[] };
+  const ipAddresses = new Map(ipEntries.map((e) => [e.key.slice(keys.ipAddresses.length), e]));
+  for (const entry of entries) {
     const ref = entry.key.slice(keys.services.length);
     const object = `Service ${ref}`;
     const ips = storedClusterIPs(entry.stored);
     const changes = targets.services.get(ref) ?? [];
     const { toRewrite, done, stray } = progressOf(ips, changes, targets.serviceCidr.from);
     if (stray.length > 0) {
-      refusals.push(`${object} (${entry.key}) has ClusterIP ${stray.join(", ")} in the old range, which the plan does not move; run the plan again`);
+      plan.refusals.push(`${object} (${entry.key}) has ClusterIP ${stray.join(", ")} in the old range, which the plan does not move; run the plan again`);
       continue;
     }
-    finalClusterIPs.push(...ips.map((ip) => changes.find((c) => c.from === ip)?.to ?? ip));
+    plan.finalClusterIPs.push(...ips.map((ip) => changes.find((c) => c.from === ip)?.to ?? ip));
     if (toRewrite.length === 0) {
-      if (changes.length > 0 && done) alreadyMoved++;
-      else if (changes.length > 0) refusals.push(`${object} has ClusterIP ${ips.join(", ") || "none"}, neither the planned old nor new one; run the plan again`);
+      if (changes.length > 0 && done) plan.alreadyMoved++;
+      else if (changes.length > 0) plan.refusals.push(`${object} has ClusterIP ${ips.join(", ") || "none"}, neither the planned old nor new one; run the plan again`);
       continue;
     }
     const after = rewriteService(entry.value, entry.stored, toRewrite);
-    if (!proven("Service", object, entry.value, after, refusals)) continue;
-    const txn: EtcdTxn = { object: `${object} ${toRewrite.map((c) => `${c.from} → ${c.to}`).join(", ")}`, compare: [{ key: entry.key, modRevision: entry.modRevision }], put: [{ key: entry.key, value: after }], delete: [] };
-    if (usesIpAddresses) {
-      for (const change of toRewrite) {
-        const [namespace, name] = ref.split("/");
-        const oldIp = ipAddresses.get(normalizeIp(change.from));
-        const newKey = `${keys.ipAddresses}${normalizeIp(change.to)}`;
-        const taken = ipAddresses.get(normalizeIp(change.to));
-        const owner = (e: Decoded | undefined) => (e ? parentRefOf(e.stored) : undefined);
-        const ownsIt = (e: Decoded | undefined) => owner(e)?.resource === "services" && owner(e)?.namespace === namespace && owner(e)?.name === name;
-        if (taken && !ownsIt(taken)) {
-          const holder = owner(taken);
-          refusals.push(`${object}: its new ClusterIP ${change.to} is already held by IPAddress ${change.to} (${holder ? `${holder.resource} ${holder.namespace}/${holder.name}` : "no parent"}); run the plan again`);
-          continue;
-        }
-        if (!oldIp || !ownsIt(oldIp)) {
-          refusals.push(`${object}: no IPAddress ${change.from} names it as parent, so the rewrite has no apiserver-written object to move; wait for the apiserver's repair loop (or start it once) and run again`);
-          continue;
-        }
-        txn.compare.push({ key: oldIp.key, modRevision: oldIp.modRevision });
-        txn.delete.push(oldIp.key);
-        if (taken) {
-          txn.compare.push({ key: taken.key, modRevision: taken.modRevision });
-        } else {
-          const created = ipAddressFrom(oldIp.value, oldIp.stored, { name: normalizeIp(change.to), uid: identity.newUid(), created: identity.now });
-          if (!proven("IPAddress", `IPAddress ${change.to}`, oldIp.value, created, refusals)) continue;
-          txn.compare.push({ key: newKey, modRevision: ABSENT });
-          txn.put.push({ key: newKey, value: created });
-        }
-      }
-    }
-    txns.push(txn);
+    if (!proven("Service", object, entry.value, after, plan.refusals)) continue;
+    const txn = oneKeyTxn(`${object} ${toRewrite.map((c) => `${c.from} → ${c.to}`).join(", ")}`, entry, after);
+    if (ipAddresses.size > 0) for (const change of toRewrite) moveIpAddress(txn, ref, change, ipAddresses, keys, identity, plan.refusals);
+    plan.txns.push(txn);
   }
+  return plan;
+}
 
-  for (const entry of under(keys.nodes)) {
+/**
+ * Adds to a Service's transaction the move of its IPAddress: the apiserver's own object for the old IP deleted, one
+ * made from it for the new IP created (or, after a crash between the two, the new one already there kept).
+ */
+function moveIpAddress(txn: EtcdTxn, ref: string, change: AddressChange, ipAddresses: Map<string, Decoded>, keys: Keys, identity: Identity, refusals: string[]): void {
+  const object = `Service ${ref}`;
+  const [namespace, name] = ref.split("/");
+  const oldIp = ipAddresses.get(normalizeIp(change.from));
+  const newKey = `${keys.ipAddresses}${normalizeIp(change.to)}`;
+  const taken = ipAddresses.get(normalizeIp(change.to));
+  const owner = (e: Decoded | undefined) => (e ? parentRefOf(e.stored) : undefined);
+  const ownsIt = (e: Decoded | undefined) => owner(e)?.resource === "services" && owner(e)?.namespace === namespace && owner(e)?.name === name;
+  if (taken && !ownsIt(taken)) {
+    const holder = owner(taken);
+    refusals.push(`${object}: its new ClusterIP ${change.to} is already held by IPAddress ${change.to} (${holder ? `${holder.resource} ${holder.namespace}/${holder.name}` : "no parent"}); run the plan again`);
+    return;
+  }
+  if (!oldIp || !ownsIt(oldIp)) {
+    refusals.push(`${object}: no IPAddress ${change.from} names it as parent, so the rewrite has no apiserver-written object to move; wait for the apiserver's repair loop (or start it once) and run again`);
+    return;
+  }
+  txn.compare.push({ key: oldIp.key, modRevision: oldIp.modRevision });
+  txn.delete.push(oldIp.key);
+  if (taken) {
+    txn.compare.push({ key: taken.key, modRevision: taken.modRevision });
+    return;
+  }
+  const created = ipAddressFrom(oldIp.value, oldIp.stored, { name: normalizeIp(change.to), uid: identity.newUid(), created: identity.now });
+  if (!proven("IPAddress", `IPAddress ${change.to}`, oldIp.value, created, refusals)) return;
+  txn.compare.push({ key: newKey, modRevision: ABSENT });
+  txn.put.push({ key: newKey, value: created });
+}
+
+/** Each Node's podCIDRs. */
+function planNodes(entries: Decoded[], keys: Keys, targets: RewriteTargets): KindPlan {
+  const plan = emptyKindPlan();
+  for (const entry of entries) {
     const name = entry.key.slice(keys.nodes.length);
     const object = `Node ${name}`;
     const cidrs = storedPodCidrs(entry.stored);
     const changes = targets.nodes.get(name) ?? [];
     const { toRewrite, done, stray } = progressOf(cidrs, changes, targets.podCidr?.from);
     if (stray.length > 0) {
-      refusals.push(`${object} (${entry.key}) has podCIDR ${stray.join(", ")} in the old range, which the plan does not move; run the plan again`);
+      plan.refusals.push(`${object} (${entry.key}) has podCIDR ${stray.join(", ")} in the old range, which the plan does not move; run the plan again`);
       continue;
     }
     if (toRewrite.length === 0) {
-      if (changes.length > 0 && done) alreadyMoved++;
+      if (changes.length > 0 && done) plan.alreadyMoved++;
       continue;
     }
     const after = rewriteNode(entry.value, entry.stored, toRewrite);
-    if (!proven("Node", object, entry.value, after, refusals)) continue;
-    txns.push({ object: `${object} podCIDR ${toRewrite.map((c) => `${c.from} → ${c.to}`).join(", ")}`, compare: [{ key: entry.key, modRevision: entry.modRevision }], put: [{ key: entry.key, value: after }], delete: [] });
+    if (!proven("Node", object, entry.value, after, plan.refusals)) continue;
+    plan.txns.push(oneKeyTxn(`${object} podCIDR ${toRewrite.map((c) => `${c.from} → ${c.to}`).join(", ")}`, entry, after));
   }
+  return plan;
+}
 
-  const range = targets.serviceCidr;
-  for (const entry of under(keys.serviceCidrs)) {
-    const cidrs = storedServiceCidrRanges(entry.stored);
-    // only the default ServiceCIDR follows the flag; one a user made for another range is theirs
-    if (entry.key !== `${keys.serviceCidrs}kubernetes` || !cidrs.includes(range.from)) continue;
-    const after = rewriteServiceCidr(entry.value, entry.stored, [range]);
-    const object = "ServiceCIDR kubernetes";
-    if (!proven("ServiceCIDR", object, entry.value, after, refusals)) continue;
-    txns.push({ object: `${object} ${range.from} → ${range.to}`, compare: [{ key: entry.key, modRevision: entry.modRevision }], put: [{ key: entry.key, value: after }], delete: [] });
-  }
+/** The default ServiceCIDR `kubernetes` only: it follows the flag; one a user made for another range is theirs. */
+function planDefaultServiceCidr(entries: Decoded[], keys: Keys, range: AddressChange): KindPlan {
+  const plan = emptyKindPlan();
+  const entry = entries.find((e) => e.key === `${keys.serviceCidrs}kubernetes`);
+  if (!entry || !storedServiceCidrRanges(entry.stored).includes(range.from)) return plan;
+  const after = rewriteServiceCidr(entry.value, entry.stored, [range]);
+  const object = "ServiceCIDR kubernetes";
+  if (proven("ServiceCIDR", object, entry.value, after, plan.refusals)) plan.txns.push(oneKeyTxn(`${object} ${range.from} → ${range.to}`, entry, after));
+  return plan;
+}
 
-  const bitmap = decoded.find((e) => e.key === keys.serviceIpRange);
-  if (bitmap) {
-    const after = rewriteRangeAllocation(bitmap.value, bitmap.stored, range.to, finalClusterIPs.filter((ip) => cidrContains(range.to, ip)));
-    if (!after.equals(bitmap.value) && proven("RangeAllocation", "RangeAllocation serviceips", bitmap.value, after, refusals)) {
-      txns.push({ object: `RangeAllocation serviceips → ${range.to}`, compare: [{ key: bitmap.key, modRevision: bitmap.modRevision }], put: [{ key: bitmap.key, value: after }], delete: [] });
-    }
+/** The legacy allocator's bitmap, where it is kept: the new range, marking the final ClusterIPs. */
+function planRangeAllocation(bitmap: Decoded | undefined, range: AddressChange, finalClusterIPs: string[]): KindPlan {
+  const plan = emptyKindPlan();
+  if (!bitmap) return plan;
+  const after = rewriteRangeAllocation(bitmap.value, bitmap.stored, range.to, finalClusterIPs.filter((ip) => cidrContains(range.to, ip)));
+  if (!after.equals(bitmap.value) && proven("RangeAllocation", "RangeAllocation serviceips", bitmap.value, after, plan.refusals)) {
+    plan.txns.push(oneKeyTxn(`RangeAllocation serviceips → ${range.to}`, bitmap, after));
   }
-  return refusals.length > 0 ? { txns: [], refusals, alreadyMoved } : { txns, refusals, alreadyMoved };
+  return plan;
 }

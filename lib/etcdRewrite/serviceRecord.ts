@@ -37,7 +37,7 @@ function rewriteAnnotationsMessage(raw: Uint8Array, changes: AddressChange[]): U
 type JsonMeta = { metadata?: { annotations?: Record<string, string> } };
 
 function rewriteAnnotationsJson(object: JsonMeta, changes: AddressChange[]): JsonMeta {
-  const copy = JSON.parse(JSON.stringify(object)) as JsonMeta;
+  const copy = structuredClone(object) as JsonMeta;
   const annotations = copy.metadata?.annotations;
   if (annotations) {
     for (const key of Object.keys(annotations)) annotations[key] = correctedAnnotation(key, annotations[key], changes);

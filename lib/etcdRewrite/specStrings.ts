@@ -19,7 +19,7 @@ export function rewriteSpecMessage(raw: Uint8Array, fields: SpecString[], map: (
 }
 
 export function rewriteSpecJson(object: JsonWithSpec, fields: SpecString[], map: (value: string) => string): JsonWithSpec {
-  const copy = JSON.parse(JSON.stringify(object)) as JsonWithSpec;
+  const copy = structuredClone(object) as JsonWithSpec;
   const spec = copy.spec;
   if (!spec) return copy;
   for (const field of fields) {

@@ -64,4 +64,3 @@ export function isNotFound(err: unknown): boolean {
   return (err as { code?: unknown }).code === 404;
 }
 
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));

@@ -7,8 +7,9 @@ import { retryOnConflict } from "./retryOnConflict";
 import { clusterIpsOf, differingUserFields } from "./recreateBody";
 import type { Prepared } from "./prepare";
 import { BRIDGE_MANAGER, controllerSlicesOf, SERVICE_NAME_LABEL } from "./endpointBridge";
-import { Context, POLL_MS, SETTLE_POLL_MS, describeDependent, journalWhere, moveError, nowMs, retrying, round, sleep, uidOf } from "./moverContext";
+import { Context, POLL_MS, SETTLE_POLL_MS, describeDependent, journalWhere, moveError, nowMs, retrying, round, uidOf } from "./moverContext";
 import { Swapped, endpointSlicesPath } from "./swap";
+import { sleep } from "../concurrency/sleep";
 
 /** Phase 3, bookkeeping: re-link the dependents, restore hand-made Endpoints, verify the new Service, and remove the Endpoints bridge. */
 

@@ -3,8 +3,9 @@ import { serviceRefKey } from "./serviceRef";
 import { KubeObject, paths } from "./kubeRest";
 import { KubernetesServiceRequest, KubernetesServiceResult } from "./moveTypes";
 import { clusterIpsOf } from "./recreateBody";
-import { ClusterView, Context, POLL_MS, journalWhere, moveError, nowMs, retrying, round, sleep, uidOf, writeJournal } from "./moverContext";
+import { ClusterView, Context, POLL_MS, journalWhere, moveError, nowMs, retrying, round, uidOf, writeJournal } from "./moverContext";
 import { deleteService } from "./swap";
+import { sleep } from "../concurrency/sleep";
 
 /** default/kubernetes: deleted, and re-created by the apiserver itself at the new first Service IP; never by hand. */
 

@@ -4,6 +4,7 @@ import { ServiceRef, serviceRefKey } from "./serviceRef";
 import { JournalStore } from "./journalStore";
 import { isKubeApiError, isTransient, KubeObject, KubeRest } from "./kubeRest";
 import { DEFAULT_DELETE_TIMEOUT_SECONDS, MoveResult, MoverOptions, ServiceMoveRequest } from "./moveTypes";
+import { sleep } from "../concurrency/sleep";
 
 /** What every part of a Service-move run shares: the resolved options, the run's context, decisions, lanes, and one-line failures. */
 
@@ -49,7 +50,6 @@ export type Decision =
   | { kind: "move"; request: ServiceMoveRequest; live: KubeObject; previous?: JournalEntry }
   | { kind: "resume"; request: ServiceMoveRequest; entry: JournalEntry; live?: KubeObject };
 
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 export const nowMs = () => Number(process.hrtime.bigint()) / 1e6;
 

@@ -1,6 +1,7 @@
 import { cidrContains, normalizeCidr } from "../net/cidr";
 import { faultPoint } from "./faultHook";
 import { isStatus, KubeObject, KubeRest } from "./kubeRest";
+import { sleep } from "../concurrency/sleep";
 
 /**
  * The default Service range on the ServiceCIDR API (networking.k8s.io/v1, 1.33+), following the upstream procedure
@@ -108,7 +109,6 @@ function safeContains(cidr: string, ip: string): boolean {
 }
 
 const sameCidrs = (a: string[], b: string[]) => a.length === b.length && a.every((c, i) => c === b[i]);
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** How long a ServiceCIDR gets to become Ready or to go, by default (the ServiceCidrSwitch resource's too). */
 export const SERVICE_CIDR_SWITCH_TIMEOUT_MS = 120_000;

@@ -6,8 +6,9 @@ import { MoveResult } from "./moveTypes";
 import { clusterIpsOf, differingUserFields, spec } from "./recreateBody";
 import { bridgeEndpoints, bridgeSlices, SERVICE_NAME_LABEL } from "./endpointBridge";
 import { restoreEndpoints, verifyService } from "./finish";
-import { Context, LEAK_SUSPICION_MS, MAX_BACKOFF_MS, POLL_MS, journalWhere, moveError, nowMs, retrying, round, sleep, uidOf, writeJournal } from "./moverContext";
+import { Context, LEAK_SUSPICION_MS, MAX_BACKOFF_MS, POLL_MS, journalWhere, moveError, nowMs, retrying, round, uidOf, writeJournal } from "./moverContext";
 import { Prepared, recreateBodyOf, rollBack } from "./prepare";
+import { sleep } from "../concurrency/sleep";
 
 /** Phase 2: the swap itself, delete and at once re-create at the planned IP, with the waits for finalizers and leaked allocations and the Endpoints bridge from a stand-in. */
 

@@ -9,7 +9,8 @@ import { BACKUP_LABELS, BACKUP_NAMESPACE, BACKUP_RECORD_VERSION, BackupPhase, No
 import { PdbLike, pdbsBlocking, planDrain, podKey } from "../drainDecision";
 import { metadataOf } from "../nodeMetadata";
 import { evict, policyVersion } from "./eviction";
-import { POLL_MS, StepRun, mergePatch, sleep } from "./stepRun";
+import { POLL_MS, StepRun, mergePatch } from "./stepRun";
+import { sleep } from "../../concurrency/sleep";
 
 export const DEFAULT_EVICTION_RETRY_SECONDS = 5;
 

@@ -8,6 +8,7 @@ import { CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOption
 import { describeKubeError, isNotFound } from "../../config/kubeClient";
 import { BACKUP_NAMESPACE, BackupPhase, NodeBackupRecord, PHASE_DATA_KEY, backupConfigMapName, decodeBackup, laterPhase } from "../backupRecord";
 import { UnmanagedPodPolicy } from "../drainDecision";
+import { sleep } from "../../concurrency/sleep";
 
 export const NODE_API_STEPS = ["drain", "release-calico-ipam", "delete-node", "rejoin"] as const;
 export type NodeApiStepName = (typeof NODE_API_STEPS)[number];
@@ -39,7 +40,6 @@ export interface Clients {
   server: string | undefined;
 }
 
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 export const mergePatch = () => setHeaderOptions("Content-Type", PatchStrategy.MergePatch);
 
 /** One step of one node move: logs progress (node, step, elapsed) and turns API failures into one-line errors. */
