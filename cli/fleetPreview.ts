@@ -6,7 +6,8 @@
  *   DIR/previews/*.json      each stack's preview in the `pulumi preview --json` form (`cidr-migration gate` reads
  *                            it), and beside it its cluster's preflight report (*.preflight.json), which the gate read
  *   DIR/logs/*.log           each stack's engine output
- * Read-only on the clusters. Exit 0 when every gate passes, 1 when any fails or a preview fails, 2 for bad input.
+ * A stack already done (its verify ran) is not previewed again: its row says so. Read-only on the clusters.
+ * Exit 0 when every gate passes, 1 when any fails or a preview fails, 2 for bad input.
  */
 import { createHash } from "crypto";
 import * as fs from "fs";
@@ -20,7 +21,7 @@ import { FleetSummary, FleetSummaryRow, fleetVerdict, previewFileName, renderFle
 import { renderFleetSummaryHtml } from "../lib/fleet/fleetSummaryHtml";
 import { judgePreview } from "../lib/gate/judgePreview";
 import { Plan } from "../lib/plan/planModel";
-import { PlannedStack, planStacks, readFleet } from "./fleetStacks";
+import { doneStacks, PlannedStack, planStacks, readFleet } from "./fleetStacks";
 import { etcdAccessFromConfig, runPreflight } from "../lib/preflight";
 import { FindingReport, renderFindingsJson } from "../lib/report/findings";
 import { outputWidth } from "./run";
@@ -83,10 +84,13 @@ export async function previewRow(fleet: FleetFile, stack: FleetStack, planned: P
 
 export async function fleetPreview(file: string, outDir: string, json: boolean): Promise<number> {
   const fleet = await readFleet(file);
-  const plans = await planStacks(fleet);
+  const done = await doneStacks(fleet);
+  const todo = fleet.stacks.filter((s) => !done.has(s));
+  const plans = await planStacks({ ...fleet, stacks: todo });
   prepareOutDir("--out", outDir);
   const rows = new Map<FleetStack, FleetSummaryRow>();
-  await inLanes(fleet.stacks, fleet.concurrency, async (stack) => {
+  for (const stack of done) rows.set(stack, { stack: stack.name, wave: stack.wave, backend: stack.backend, verdict: "done", changes: {}, findings: [], notes: [] });
+  await inLanes(todo, fleet.concurrency, async (stack) => {
     process.stderr.write(`fleet: previewing ${stack.name} (wave ${stack.wave})\n`);
     rows.set(stack, await previewRow(fleet, stack, plans.get(stack)!, outDir));
   }, () => false);

@@ -4,7 +4,8 @@
  * routable together, that no two move to overlapping ranges. Every problem at once, each naming the stack.
  */
 import * as path from "path";
-import { checkStacksExist, stackConfigSource } from "../engine/fleetWorkspace";
+import { checkStacksExist, readStackRecord, stackConfigSource } from "../engine/fleetWorkspace";
+import { stackPhase } from "../lib/fleet/stackPhase";
 import { validateConfig } from "../lib/config/config";
 import { ConfigError, ConfigProblem, UserError } from "../lib/config/errors";
 import { loadKubeConfig } from "../lib/config/kubeClient";
@@ -20,6 +21,16 @@ export async function readFleet(file: string): Promise<FleetFile> {
   const fleet = parseFleetFile(readInputFile("fleet file", file), path.resolve(file));
   await checkStacksExist(fleet);
   return fleet;
+}
+
+/**
+ * The stacks whose verify already ran. They are left out of planning: their clusters are in the new ranges, so
+ * their config's `from` ranges no longer match what discovery finds, and there is nothing left to plan.
+ */
+export async function doneStacks(fleet: FleetFile): Promise<Set<FleetStack>> {
+  const done = new Set<FleetStack>();
+  for (const stack of fleet.stacks) if (stackPhase(await readStackRecord(fleet, stack)).phase === "done") done.add(stack);
+  return done;
 }
 
 export interface PlannedStack {

@@ -21,12 +21,15 @@ import { parsePreviewDigest, PreviewDigest } from "../lib/gate/previewDigest";
 import { renderTable } from "../lib/report/textTable";
 import { readInputFile } from "./context";
 import { prepareOutDir, stackLogFile } from "./fleetPreview";
-import { planStacks, readFleet } from "./fleetStacks";
+import { doneStacks, planStacks, readFleet } from "./fleetStacks";
 import { outputWidth } from "./run";
 
 const EXIT_CANCELLED = 130;
 
-/** Each stack's reviewed preview from the summary; a stack the summary lacks, or whose gate failed, is refused. */
+/**
+ * Each stack's reviewed preview from the summary; a stack the summary lacks, or whose gate failed, is refused.
+ * Only the stacks still to run need one: a done stack is skipped whatever the summary says of it.
+ */
 function reviewedPreviews(stacks: FleetStack[], summaryFile: string): Map<FleetStack, PreviewDigest> {
   const summary = parseFleetSummary(readInputFile("--summary", summaryFile), summaryFile);
   const dir = path.dirname(summaryFile);
@@ -37,6 +40,7 @@ function reviewedPreviews(stacks: FleetStack[], summaryFile: string): Map<FleetS
     const row = summary.rows.find((r) => r.stack === stack.name && r.backend === stack.backend);
     if (!row) problems.push({ key, message: `is not in the reviewed summary ${summaryFile}; run fleet preview again and review it` });
     else if (row.wave !== stack.wave) problems.push({ key, message: `was reviewed in wave ${row.wave}; run fleet preview again and review the new order` });
+    else if (row.verdict === "done") problems.push({ key, message: "was done when reviewed but is not done now; run fleet preview again and review it" });
     else if (row.verdict !== "pass" || !row.previewFile) problems.push({ key, message: `did not pass the gate in the reviewed summary (${row.error ?? row.findings.map((f) => f.code).join(", ")}); fix it, then run fleet preview again` });
     else {
       const file = path.join(dir, row.previewFile);
@@ -72,8 +76,10 @@ async function onlyStack(fleet: FleetFile, name: string): Promise<FleetFile> {
 export async function fleetUp(file: string, summaryFile: string, stackName?: string): Promise<number> {
   const whole = await readFleet(file);
   const fleet = stackName === undefined ? whole : await onlyStack(whole, stackName);
-  const reviewed = reviewedPreviews(fleet.stacks, summaryFile);
-  const plans = await planStacks(fleet);
+  const done = await doneStacks(fleet);
+  const todo = fleet.stacks.filter((s) => !done.has(s));
+  const reviewed = reviewedPreviews(todo, summaryFile);
+  const plans = await planStacks({ ...fleet, stacks: todo });
   const logDir = path.dirname(summaryFile);
   prepareOutDir("--summary", logDir);
   const controller = new AbortController();
@@ -93,7 +99,7 @@ export async function fleetUp(file: string, summaryFile: string, stackName?: str
   let outcomes: StackOutcome[];
   try {
     outcomes = await runWaves(fleet, {
-      isDone: async (stack) => stackPhase(await readStackRecord(fleet, stack)).phase === "done",
+      isDone: async (stack) => done.has(stack),
       refusal: async (stack) => {
         let now;
         try {

@@ -10,7 +10,8 @@ import { renderTable } from "../report/textTable";
 export const SUMMARY_FILE = "fleet-summary.json";
 export const SUMMARY_HTML = "fleet-summary.html";
 
-export type Verdict = "pass" | "fail" | "error";
+/** The gate's verdict on a stack's preview; "done" for a stack whose verify already ran, which is not previewed. */
+export type Verdict = "pass" | "fail" | "error" | "done";
 
 export interface FleetSummaryRow {
   stack: string;
@@ -51,6 +52,7 @@ function estimateText(row: FleetSummaryRow): string {
 
 function findingsText(row: FleetSummaryRow): string {
   if (row.error) return row.error;
+  if (row.verdict === "done") return "done: verified by an earlier up; not previewed again";
   if (row.findings.length === 0) return row.notes.length > 0 ? `${row.notes.length} note(s)` : "none";
   return row.findings.map((f) => `${f.code}: ${f.message}`).join("; ");
 }
@@ -72,7 +74,7 @@ export function renderFleetTable(rows: readonly FleetSummaryRow[], width?: numbe
 
 export function fleetVerdict(rows: readonly FleetSummaryRow[]): Verdict {
   if (rows.some((r) => r.verdict === "error")) return "error";
-  return rows.every((r) => r.verdict === "pass") ? "pass" : "fail";
+  return rows.every((r) => r.verdict === "pass" || r.verdict === "done") ? "pass" : "fail";
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);

@@ -8,7 +8,7 @@ import { REPORT_CSP, REPORT_CSS } from "../report/reportStyle";
 import { formatDuration } from "../plan/planReport";
 import { FleetSummary, FleetSummaryRow, fleetVerdict } from "./fleetSummary";
 
-const VERDICT_CLASS = { pass: "ok", fail: "bad", error: "bad" } as const;
+const VERDICT_CLASS = { pass: "ok", fail: "bad", error: "bad", done: "ok" } as const;
 
 function clusterRow(r: FleetSummaryRow): string {
   const m = r.estimate?.manualRunbookMinutes;

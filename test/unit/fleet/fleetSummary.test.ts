@@ -15,6 +15,8 @@ const SUMMARY: FleetSummary = {
   ],
 };
 
+const DONE: FleetSummary["rows"][number] = { stack: "dev-b", wave: 1, backend: "file:///state", verdict: "done", changes: {}, findings: [], notes: [] };
+
 describe("fleet: the summary", () => {
   it("a table row per cluster: wave, gate, Services and nodes moving, the estimate beside the manual runbook, findings", () => {
     const table = renderFleetTable(SUMMARY.rows);
@@ -23,10 +25,12 @@ describe("fleet: the summary", () => {
     assert.match(table, /^1\s+stage\s+error\s+-\s+-\s+-\s+the preview failed: invalid stack config$/m);
   });
 
-  it("the fleet passes only when every cluster passes; a failed preview is an error", () => {
+  it("the fleet passes only when every cluster passes or is done; a failed preview is an error", () => {
     assert.equal(fleetVerdict(SUMMARY.rows), "error");
     assert.equal(fleetVerdict(SUMMARY.rows.slice(0, 2)), "fail");
     assert.equal(fleetVerdict(SUMMARY.rows.slice(0, 1)), "pass");
+    assert.equal(fleetVerdict([SUMMARY.rows[0], DONE]), "pass");
+    assert.match(renderFleetTable([DONE]), /^1\s+dev-b\s+done\s+-\s+-\s+-\s+done: verified by an earlier up; not previewed again$/m);
   });
 
   it("reads back what it wrote; refuses what is not a summary, saying how to write one", () => {
