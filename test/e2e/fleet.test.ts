@@ -113,6 +113,14 @@ const fleetRunsHere = resolveTestBedVersion().minor === versionTable().newest ||
     const gate = await cli(["gate", saved, "--config", clusters[2].stack.stackFile, "--preflight", saved.replace(/\.json$/, ".preflight.json")], env);
     assert.equal(gate.exitCode, 0, `${gate.stdout}\n${gate.stderr}`);
     assert.deepEqual(await phases(), ["a: not started", "b: not started", "c: not started"], "preview changes nothing");
+    // No secret in what the reviewers get: the summary, the saved previews and reports, the engine logs.
+    const secrets = clusters.map((cl) => fs.readFileSync(path.join(cl.stack.dir, "id_ed25519"), "utf8").split("\n")[1]);
+    const written = (dir: string): string[] => fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? written(path.join(dir, e.name)) : [path.join(dir, e.name)]));
+    for (const file of written(summaryDir)) {
+      const text = fs.readFileSync(file, "utf8");
+      assert.ok(secrets.every((secret) => !text.includes(secret)), `no plaintext SSH key in ${file}`);
+    }
+    assert.ok(secrets.every((secret) => !`${result.stdout}${result.stderr}`.includes(secret)), "none in the output");
   });
 
   it("fleet up refuses a stack whose preview changed since the review, before its wave changes anything", async () => {
