@@ -3,8 +3,8 @@
  * once within a wave, stopping at the first failure. The engine work is injected (engine/fleetWorkspace.ts does it
  * for real), so this file holds only the order and the stopping rules:
  * - a stack whose verify already ran (done) is skipped, so a second `up` resumes where the first stopped;
- * - before a wave starts, every stack left in it is checked (preview and gate again, against the reviewed preview);
- *   one refusal stops the fleet before that wave changes anything;
+ * - before a wave starts, every stack left in it is checked (preview and gate again, against the reviewed preview),
+ *   `concurrency` at once; one refusal stops the fleet before that wave changes anything;
  * - within a wave, no stack starts after one has failed; the ones already running finish; the next wave never starts;
  * - after a cancel (Ctrl-C), nothing new starts.
  */
@@ -54,13 +54,13 @@ export async function runWaves(fleet: FleetFile, actions: WaveActions): Promise<
         outcomes.push({ stack, result: "done before" });
       } else todo.push(stack);
     }
+    // The checks run `concurrency` at once too: each is a preview, and a wave of many clusters waits for them all.
     const refusals: StackOutcome[] = [];
-    for (const stack of todo) {
-      if (actions.cancelled()) break;
+    await inLanes(todo, fleet.concurrency, async (stack) => {
       actions.log(`wave ${number}: ${stack.name}: preview and gate again`);
       const reason = await actions.refusal(stack);
       if (reason) refusals.push({ stack, result: "refused", reason });
-    }
+    }, () => actions.cancelled());
     if (actions.cancelled()) stopped = "cancelled";
     else if (refusals.length > 0) stopped = `wave ${number} was refused before it started`;
     if (stopped) {

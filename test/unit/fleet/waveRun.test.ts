@@ -16,17 +16,25 @@ interface Script {
   /** ms each up takes */
   upMs?: Record<string, number>;
   cancelAfterUpOf?: string;
+  /** ms each check takes */
+  checkMs?: number;
 }
 
 function recorder(script: Script) {
   const events: string[] = [];
   let running = 0;
   let maxRunning = 0;
+  let checking = 0;
+  let maxChecking = 0;
   let cancelled = false;
   const actions: WaveActions = {
     isDone: async (s) => (script.done ?? []).includes(s.name),
     refusal: async (s) => {
       events.push(`check ${s.name}`);
+      checking++;
+      maxChecking = Math.max(maxChecking, checking);
+      await new Promise((r) => setTimeout(r, script.checkMs ?? 0));
+      checking--;
       return script.refuse?.[s.name];
     },
     up: async (s) => {
@@ -41,7 +49,7 @@ function recorder(script: Script) {
     cancelled: () => cancelled,
     log: () => undefined,
   };
-  return { actions, events, maxRunning: () => maxRunning };
+  return { actions, events, maxRunning: () => maxRunning, maxChecking: () => maxChecking };
 }
 
 const results = (outcomes: Awaited<ReturnType<typeof runWaves>>) => outcomes.map((o) => `${o.stack.name}: ${o.result}${"reason" in o ? ` (${o.reason})` : ""}`);
@@ -59,10 +67,11 @@ describe("fleet: waves", () => {
     assert.deepEqual(results(outcomes), ["dev-a: succeeded", "dev-b: succeeded", "prod: succeeded"]);
   });
 
-  it("runs at most `concurrency` stacks of a wave at once", async () => {
-    const r = recorder({ upMs: { a: 30, b: 30, c: 30, d: 30 } });
+  it("runs at most `concurrency` stacks of a wave at once, and checks them as many at once", async () => {
+    const r = recorder({ upMs: { a: 30, b: 30, c: 30, d: 30 }, checkMs: 30 });
     await runWaves(fleetOf(2, stack("a", 1), stack("b", 1), stack("c", 1), stack("d", 1)), r.actions);
     assert.equal(r.maxRunning(), 2);
+    assert.equal(r.maxChecking(), 2);
   });
 
   it("a failure: no other stack of the wave starts, the running one finishes, the next wave never starts", async () => {
