@@ -28,6 +28,7 @@ import { connectionFor } from "./remoteConnection";
 import { oneNodeAtATime } from "./oneNodeAtATime";
 import { withParentDependsOn } from "./parentDependsOn";
 import { liveConfigMapKey } from "./systemObjectPatch";
+import { fromReadStep } from "./readStepOutput";
 
 export interface ApiserverCertsArgs extends NodeAccessArgs {
   /** Service range move; the certificate gets kubernetesServiceIP(to) (e.g. 10.112.0.1 for 10.112.0.0/12). */
@@ -81,7 +82,7 @@ export class ApiserverCerts extends pulumi.ComponentResource {
         script: readFile({ path: APISERVER_MANIFEST, root: args.root }),
         triggers: [args.runId, APISERVER_MANIFEST],
       }, { parent: this, dependsOn: after });
-      const script = pulumi.all([read.stdout, clusterConfiguration]).apply(([stdout, clusterConfiguration]) => {
+      const script = fromReadStep(read.stdout, (stdout) => pulumi.output(clusterConfiguration).apply((clusterConfiguration) => {
         const manifest = readNodeFile(stdout, { node: node.name, path: APISERVER_MANIFEST, step: "read" });
         const advertiseAddress = readFlag(manifest, "advertise-address", { source: `${node.name}:${APISERVER_MANIFEST}` });
         if (!advertiseAddress) throw new Error(`node ${node.name}: ${APISERVER_MANIFEST} has no --advertise-address; kubeadm always sets it, check the manifest`);
@@ -104,7 +105,7 @@ export class ApiserverCerts extends pulumi.ComponentResource {
           timeoutSeconds,
           root: args.root,
         });
-      });
+      }));
       const renew = new RemoteScript(`${name}-${node.name}-renew`, {
         connection,
         script,

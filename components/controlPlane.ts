@@ -34,6 +34,7 @@ import { FlagValue } from "../lib/controlPlane/manifestFlags";
 import { normalizeCidr } from "../lib/net/cidr";
 import { ConnectionOptions, SshCredentials, connectionFor } from "./remoteConnection";
 import { oneNodeAtATime } from "./oneNodeAtATime";
+import { fromReadStep } from "./readStepOutput";
 import { withParentDependsOn } from "./parentDependsOn";
 
 export const DEFAULT_KCM_HEALTH_URL = "https://127.0.0.1:10257/healthz";
@@ -153,7 +154,7 @@ export function flagChangeSteps(request: FlagChangeRequest): FlagChangeSteps {
     // Once per run: a re-run reuses what was read, and the write step is a no-op once the file has the new content.
     triggers: [args.runId, path],
   }, { parent: request.parent, dependsOn: request.dependsOn });
-  const script = read.stdout.apply((stdout) => flagEditStep({
+  const script = fromReadStep(read.stdout, (stdout) => flagEditStep({
     path,
     component: request.component,
     currentContent: readNodeFile(stdout, { node: node.name, path, step: "read" }),

@@ -44,6 +44,7 @@ import { setKubeletClusterDns } from "../lib/remote/scripts/setKubeletClusterDns
 import { ConnectionOptions, SshCredentials, connectionFor } from "./remoteConnection";
 import { stepId } from "../lib/plan/stepIds";
 import { DEFAULT_REJOIN_TIMEOUT_SECONDS } from "../lib/nodeMove/apiSteps/rejoin";
+import { fromReadStep } from "./readStepOutput";
 
 export const KUBELET_CONFIG_PATH = "/var/lib/kubelet/config.yaml";
 export const JOIN_TOKEN_COMMAND = "kubeadm token create --print-join-command --ttl 2h";
@@ -209,7 +210,7 @@ export class NodeRollout extends pulumi.ComponentResource {
     const node = steps.move.name;
     if (ctx.clusterDns) {
       steps.kubeletConfigRead = script("kubelet-config-read", readFile({ path: KUBELET_CONFIG_PATH, root: args.root }), [steps.kubeletStop!]);
-      const edit = steps.kubeletConfigRead.stdout.apply((stdout) => setKubeletClusterDns({
+      const edit = fromReadStep(steps.kubeletConfigRead.stdout, (stdout) => setKubeletClusterDns({
         configPath: KUBELET_CONFIG_PATH,
         currentContent: readNodeFile(stdout, { node, path: KUBELET_CONFIG_PATH, step: "kubelet-config-read" }),
         clusterDns: ctx.clusterDns!,
@@ -227,7 +228,7 @@ export class NodeRollout extends pulumi.ComponentResource {
   /** kubeadm-rejoin: reset, clean and join with the fresh token; the join writes config.yaml from kubelet-config. */
   private kubeadmJoinAgain(steps: NodeMoveSteps, script: ScriptStep, beforeStart: pulumi.Resource[], ctx: NodeStepContext): pulumi.Resource {
     const { args, backupDir } = ctx;
-    const joinScript = pulumi.secret(steps.joinToken!.stdout).apply((stdout) => {
+    const joinScript = fromReadStep(pulumi.secret(steps.joinToken!.stdout), (stdout) => {
       const join = parseJoinCommand(stdout);
       return kubeadmRejoin({ ...join, rejoinId: args.runId, backupDir, nodeName: steps.move.name, root: args.root }).reveal("kubeadm-rejoin script");
     });

@@ -7,7 +7,8 @@
  * - after a SIGKILL of the whole `up` during the snapshot, the documented recovery (`pulumi cancel`, then
  *   `pulumi refresh --clear-pending-creates`) and a re-run converge, with no pending operation left;
  * - `destroy` removes the resources from the state and nothing from the cluster or the snapshot directory.
- * (`pulumi up --target` is not used: under it the program never finishes; see the closing note of issue 13.)
+ * - `up --target` runs only the targeted steps and finishes (a step built from a skipped read gets no value and is
+ *   skipped with it: components/readStepOutput.ts).
  */
 import { strict as assert } from "assert";
 import { spawnSync } from "child_process";
@@ -23,9 +24,13 @@ import { resolveTestBedVersion } from "../testbed/kubeVersion";
 const TYPE = (name: string) => `pulumi-nodejs:dynamic/cidr-migration:${name}`;
 const FIRST_NODE_STEP_ERROR = /cannot run the step on root@127\.0\.0\.1:2201 over SSH \(ssh exit 255\): ssh: connect to host 127\.0\.0\.1 port 2201: Connection refused/;
 
-/** The sandbox's stack file with its own snapshot directory and trigger, so runs never share a snapshot. */
-function stackConfig(snapshotDir: string, trigger: string): string {
+/**
+ * The sandbox's stack file with its own snapshot directory and trigger, so runs never share a snapshot, and the
+ * running sandbox's kubeconfig (wherever CIDR_MIGRATION_CACHE puts it).
+ */
+function stackConfig(snapshotDir: string, trigger: string, kubeconfigPath: string): string {
   return fs.readFileSync(path.join(REPO_ROOT, "Pulumi.sandbox.yaml"), "utf8")
+    .replace(/kubeconfig: .*/, `kubeconfig: ${kubeconfigPath}`)
     .replace(/directory: .*snapshots/, `directory: ${snapshotDir}`)
     .replace(/trigger: sandbox-1/, `trigger: ${trigger}`);
 }
@@ -54,7 +59,7 @@ describe(`the real Pulumi engine applies the first phases on the sandbox (Kubern
 
   async function newStack(label: string): Promise<{ stack: EngineStack; snapshotDir: string; privateKey: string }> {
     const snapshotDir = fs.mkdtempSync(path.join(os.tmpdir(), "cidr-e2e-snapshots-"));
-    const stack = await EngineStack.init(`e2e-${label}-${process.pid}`, stackConfig(snapshotDir, `e2e-${label}`));
+    const stack = await EngineStack.init(`e2e-${label}-${process.pid}`, stackConfig(snapshotDir, `e2e-${label}`, kubeconfigPath));
     stacks.push(stack);
     const keyFile = path.join(stack.dir, "id_ed25519");
     spawnSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", keyFile]);
@@ -98,6 +103,16 @@ describe(`the real Pulumi engine applies the first phases on the sandbox (Kubern
     assert.equal(fs.readdirSync(snapshotDir).filter((f) => f.endsWith(".db")).length, 1, "no second snapshot");
     const refresh = await stack.engine(["refresh", "--yes", "--expect-no-changes"]);
     assert.equal(refresh.exitCode, 0, `refresh found drift:\n${refresh.stdout}\n${refresh.stderr}`);
+  });
+
+  it("up --target runs only the targeted steps and finishes: the steps built from a skipped read step are skipped too", async () => {
+    const { stack } = await newStack("target");
+    const urn = (type: string, name: string) => `urn:pulumi:${stack.name}::cidr-migration::${type}::${name}`;
+    const targeted = await stack.engine(["up", "--yes", "--skip-preview", "--target", urn(TYPE("PreflightGate"), "preflight"), "--target", urn(TYPE("EtcdSnapshot"), "etcd-snapshot")]);
+    assert.equal(targeted.exitCode, 0, `${targeted.stdout}\n${targeted.stderr}`);
+    assert.deepEqual(await ranTypes(stack), [TYPE("EtcdSnapshot"), TYPE("PreflightGate")], "only the targets ran");
+    // The whole run afterwards goes on from there, to the first node step as always.
+    assertStoppedAtFirstNodeStep(await up(stack));
   });
 
   it("destroy after up removes the resources from the state and nothing from the cluster or the snapshot directory", async () => {
