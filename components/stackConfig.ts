@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import { validateConfig, ValidationContext } from "../lib/config/config";
-import { CONFIG_NAMESPACE } from "../lib/config/configReader";
+import { CONFIG_NAMESPACE, parseConfigValue } from "../lib/config/configReader";
 import { ConfigError } from "../lib/config/errors";
 import { MigrationConfig } from "../lib/config/migrationConfig";
 
@@ -20,7 +20,7 @@ export function readStackConfig(context: ValidationContext = {}): MigrationConfi
   for (const [fullKey, raw] of Object.entries(pulumi.runtime.allConfig())) {
     if (!fullKey.startsWith(prefix)) continue;
     const key = fullKey.slice(prefix.length);
-    values[key] = parseValue(raw);
+    values[key] = parseConfigValue(raw);
     if (isConfigSecret(fullKey)) secretKeys.add(key);
   }
   try {
@@ -31,14 +31,6 @@ export function readStackConfig(context: ValidationContext = {}): MigrationConfi
   }
 }
 
-/** Structured config arrives JSON-encoded; plain strings stay strings. */
-function parseValue(raw: string): unknown {
-  try {
-    return JSON.parse(raw);
-  } catch {
-    return raw;
-  }
-}
 
 /** Turns a Sensitive config value into a Pulumi secret, the only form in which it may reach a resource. */
 export function secretInput(value: { reveal(what: string): string } | undefined, what: string): pulumi.Output<string> | undefined {

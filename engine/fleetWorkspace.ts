@@ -10,7 +10,7 @@ import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { EngineEvent, LocalWorkspace, Stack } from "@pulumi/pulumi/automation";
-import { CONFIG_NAMESPACE, ConfigSource } from "../lib/config/configReader";
+import { CONFIG_NAMESPACE, ConfigSource, parseConfigValue } from "../lib/config/configReader";
 import { ConfigError, UserError } from "../lib/config/errors";
 import { applyOverrides, overrideProblems, overridesOf, overrideStackFile } from "../lib/fleet/configOverrides";
 import { FleetFile, FleetStack } from "../lib/fleet/fleetFile";
@@ -87,14 +87,6 @@ export async function stackConfigSource(fleet: FleetFile, stack: FleetStack): Pr
   return { values: applyOverrides(values, overrides), secretKeys };
 }
 
-/** Structured config arrives JSON-encoded; plain strings stay strings. */
-function parseConfigValue(raw: string): unknown {
-  try {
-    return JSON.parse(raw);
-  } catch {
-    return raw;
-  }
-}
 
 export interface RunOptions {
   signal?: AbortSignal;

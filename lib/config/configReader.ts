@@ -21,6 +21,15 @@ export interface ConfigSource {
   secretKeys?: ReadonlySet<string>;
 }
 
+/** A config value as Pulumi hands it to a program or prints it: structured values JSON-encoded, plain strings as is. */
+export function parseConfigValue(raw: string): unknown {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return raw;
+  }
+}
+
 export function isEncrypted(value: unknown): value is EncryptedValue {
   return typeof value === "object" && value !== null && "secure" in value && Object.keys(value).length === 1;
 }
