@@ -16,6 +16,8 @@ for arg in "$@"; do
 done
 rows=()
 failed=0
+# Each failing version's mocha failure list, printed again after the table: CI shows only the end of the output.
+failure_lists=()
 for version in "${resolved[@]}"; do
   log=$(mktemp)
   start=$(date +%s)
@@ -23,7 +25,10 @@ for version in "${resolved[@]}"; do
   CIDR_MIGRATION_KUBE_VERSION="$version" npx mocha --config .mocharc.integration.json 'test/integration/**/*.test.ts' 'test/e2e/**/*.test.ts' 2>&1 | tee "$log"
   status=${PIPESTATUS[0]}
   totals=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
-  [ "$status" -eq 0 ] || failed=1
+  if [ "$status" -ne 0 ]; then
+    failed=1
+    failure_lists+=("=== failures on Kubernetes $version"$'\n'"$(sed -n '/^  [0-9]* failing$/,$p' "$log" | head -n 200)")
+  fi
   rows+=("$(printf '| %s | %s | %s | %s s |' "$version" "$([ "$status" -eq 0 ] && echo pass || echo FAIL)" "${totals:-no totals (exit $status)}" "$(( $(date +%s) - start ))")")
   rm -f "$log"
 done
@@ -31,4 +36,8 @@ echo
 echo "| Kubernetes | integration + e2e suites | tests | time |"
 echo "|---|---|---|---|"
 printf '%s\n' "${rows[@]}"
+for list in "${failure_lists[@]}"; do
+  echo
+  echo "$list"
+done
 exit "$failed"
