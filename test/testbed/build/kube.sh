@@ -1,21 +1,24 @@
 #!/usr/bin/env bash
-# Builds kube-apiserver, kube-controller-manager, kubeadm and kubectl for one Kubernetes version from the Go
-# module proxy, into $CIDR_MIGRATION_CACHE/kube-<version>/bin. Skipped when the cache already has them.
-# Usage: kube.sh 1.37.2
+# Builds kube-apiserver, kube-controller-manager, kubeadm and kubectl (or the programs named after the version, e.g.
+# the node's kubelet kube-proxy kube-scheduler) for one Kubernetes version from the Go module proxy, into
+# $CIDR_MIGRATION_CACHE/kube-<version>/bin. Skipped when the cache already has them.
+# Usage: kube.sh 1.37.2 [PROGRAM...]
 # The k8s.io/kubernetes module zip leaves out staging/ and its go.mod replaces every staging module with
 # ./staging/..., so a wrapper module requires each staging module at v0.<minor>.<patch> instead.
 set -euo pipefail
 version="$1"
+shift
 minor=$(echo "$version" | cut -d. -f2)
 cache_dir="${CIDR_MIGRATION_CACHE:-$HOME/.cache/cidr-migration}"
 bin_dir="$cache_dir/kube-$version/bin"
 programs=(kube-apiserver kube-controller-manager kubeadm kubectl)
+[ "$#" -eq 0 ] || programs=("$@")
 # Bump when the recipe changes, so stale cached binaries are rebuilt.
 stamp="go-module-build-1"
 missing=()
 for p in "${programs[@]}"; do [ -x "$bin_dir/$p" ] || missing+=("$p"); done
 if [ "${#missing[@]}" -eq 0 ] && [ "$(cat "$cache_dir/kube-$version/BUILD" 2>/dev/null)" = "$stamp" ]; then
-  echo "test bed: kube $version cached in $bin_dir"; exit 0
+  echo "test bed: kube $version (${programs[*]}) cached in $bin_dir"; exit 0
 fi
 start=$(date +%s)
 work="$cache_dir/build/kube-$version"
@@ -58,4 +61,4 @@ mkdir -p "$bin_dir"
 for p in "${programs[@]}"; do cp "out/$p" "$bin_dir/.$p.new"; mv -f "$bin_dir/.$p.new" "$bin_dir/$p"; done
 echo "$stamp" > "$cache_dir/kube-$version/BUILD"
 cd /; rm -rf "$work"
-echo "test bed: built kube $version in $(( $(date +%s) - start )) s into $bin_dir"
+echo "test bed: built kube $version (${programs[*]}) in $(( $(date +%s) - start )) s into $bin_dir"
