@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# The images a kubeadm cluster runs, built here with no registry and no Docker: each is one layer (the Go-built
+# binary, or pause from Kubernetes' C source) written as a `docker save` archive that `ctr images import` reads,
+# under the names kubeadm asks for (kubeadm config images list). Output: $CIDR_MIGRATION_NODE_LAB/images/*.tar.
+# Usage: images.sh
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+lab="${CIDR_MIGRATION_NODE_LAB:-$HOME/.cache/cidr-migration/node-lab}"
+cache_dir="${CIDR_MIGRATION_CACHE:-$HOME/.cache/cidr-migration}"
+versions_file="$here/../versions.json"
+kube=$(jq -r '.versions[.newest].kube' "$versions_file")
+etcd=$(jq -r '.versions[.newest].etcd' "$versions_file")
+coredns=$(jq -r '.node.coredns' "$versions_file")
+kube_bin="$cache_dir/kube-$kube/bin"
+out="$lab/images"
+mkdir -p "$out"
+
+die() { echo "node images: $*" >&2; exit 1; }
+
+# image NAME:TAG ROOTFS ENTRYPOINT_JSON [USER]: a one-layer docker-archive in $out.
+image() {
+  local ref="$1" rootfs="$2" entrypoint="$3" user="${4:-}"
+  local file work layer_sha config config_sha
+  file="$out/$(echo "$ref" | tr '/:' '__').tar"
+  work=$(mktemp -d)
+  tar --numeric-owner --owner=0 --group=0 --sort=name -C "$rootfs" -cf "$work/layer.tar" .
+  layer_sha=$(sha256sum "$work/layer.tar" | cut -d' ' -f1)
+  # os and architecture are required: ctr import keeps only the images of the platform it is asked for
+  config=$(jq -cn --arg sha "sha256:$layer_sha" --argjson entrypoint "$entrypoint" --arg user "$user" '{
+    architecture: "amd64", os: "linux",
+    config: ({Entrypoint: $entrypoint, Env: ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"]} + (if $user == "" then {} else {User: $user} end)),
+    rootfs: {type: "layers", diff_ids: [$sha]}
+  }')
+  config_sha=$(printf '%s' "$config" | sha256sum | cut -d' ' -f1)
+  printf '%s' "$config" > "$work/$config_sha.json"
+  mkdir -p "$work/$layer_sha"
+  mv "$work/layer.tar" "$work/$layer_sha/layer.tar"
+  jq -cn --arg config "$config_sha.json" --arg ref "$ref" --arg layer "$layer_sha/layer.tar" '[{Config: $config, RepoTags: [$ref], Layers: [$layer]}]' > "$work/manifest.json"
+  tar -C "$work" -cf "$file.new" manifest.json "$config_sha.json" "$layer_sha"
+  mv -f "$file.new" "$file"
+  rm -rf "$work"
+  echo "node images: $ref -> $file"
+}
+
+# a rootfs with these binaries in /usr/local/bin (and the shared libraries a dynamically linked one needs)
+rootfs_with() {
+  local dir binary lib
+  dir=$(mktemp -d)
+  mkdir -p "$dir/usr/local/bin" "$dir/tmp" "$dir/etc"
+  chmod 1777 "$dir/tmp"
+  echo "root:x:0:0:root:/root:/bin/sh" > "$dir/etc/passwd"
+  for binary in "$@"; do
+    [ -x "$binary" ] || die "$binary is missing: build it first (test/testbed/build/kube.sh, etcd.sh, node.sh)"
+    cp "$binary" "$dir/usr/local/bin/"
+    if ldd "$binary" >/dev/null 2>&1; then
+      for lib in $(ldd "$binary" | grep -o '/[^ ]*'); do
+        mkdir -p "$dir$(dirname "$lib")"
+        cp -L "$lib" "$dir$lib"
+      done
+    fi
+  done
+  echo "$dir"
+}
+
+# pause, from the C source in the Kubernetes module (build/pause/linux/pause.c), static as upstream builds it
+pause_version=$("$kube_bin/kubeadm" config images list --kubernetes-version "v$kube" | awk -F: '/\/pause:/ {print $2}')
+pause_src="$(go env GOMODCACHE)/k8s.io/kubernetes@v$kube/build/pause/linux/pause.c"
+[ -f "$pause_src" ] || (cd / && go mod download "k8s.io/kubernetes@v$kube")
+root=$(mktemp -d)
+gcc -Os -Wall -Werror -static -DVERSION="v$pause_version-test-bed" -o "$root/pause" "$pause_src"
+image "registry.k8s.io/pause:$pause_version" "$root" '["/pause"]' "65535:65535"
+rm -rf "$root"
+
+for component in kube-apiserver kube-controller-manager kube-scheduler; do
+  root=$(rootfs_with "$kube_bin/$component")
+  image "registry.k8s.io/$component:v$kube" "$root" "[\"/usr/local/bin/$component\"]"
+  rm -rf "$root"
+done
+
+# kube-proxy programs the nftables backend through the nft command
+root=$(rootfs_with "$kube_bin/kube-proxy" /usr/sbin/nft)
+image "registry.k8s.io/kube-proxy:v$kube" "$root" '["/usr/local/bin/kube-proxy"]'
+rm -rf "$root"
+
+etcd_tag=$("$kube_bin/kubeadm" config images list --kubernetes-version "v$kube" | awk -F: '/\/etcd:/ {print $2}')
+root=$(rootfs_with "$cache_dir/etcd-$etcd/bin/etcd" "$cache_dir/etcd-$etcd/bin/etcdctl")
+image "registry.k8s.io/etcd:$etcd_tag" "$root" '["/usr/local/bin/etcd"]'
+rm -rf "$root"
+
+root=$(rootfs_with "$cache_dir/coredns-$coredns/bin/coredns")
+mv "$root/usr/local/bin/coredns" "$root/coredns"
+image "registry.k8s.io/coredns/coredns:v$coredns" "$root" '["/coredns"]'
+rm -rf "$root"
