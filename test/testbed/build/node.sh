@@ -11,10 +11,16 @@ cache_dir="${CIDR_MIGRATION_CACHE:-$HOME/.cache/cidr-migration}"
 # Bump when the recipe changes, so stale cached binaries are rebuilt.
 stamp="go-module-build-1"
 
-# runc links libseccomp through cgo
-if ! dpkg-query -W -f='${Status}' libseccomp-dev 2>/dev/null | grep -q "install ok installed"; then
+# runc links libseccomp through cgo; the node images carry Debian's nft (kube-proxy, flannel) and iptables (flannel
+# cleans up its iptables rules before it programs nftables)
+apt_packages=(libseccomp-dev pkg-config nftables iptables)
+missing_packages=()
+for pkg in "${apt_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing_packages+=("$pkg")
+done
+if [ "${#missing_packages[@]}" -gt 0 ]; then
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends libseccomp-dev pkg-config
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing_packages[@]}"
 fi
 
 node_version() { jq -r --arg c "$1" '.node[$c] // error("versions.json: no node.\($c)")' "$versions_file"; }
@@ -36,6 +42,8 @@ build() {
   (
     cd "$work"
     go mod init wrapper >/dev/null 2>&1
+    # a component-specific step (stand-ins for modules the proxy does not serve), when there is one
+    if declare -F "prepare_$name" >/dev/null; then "prepare_$name"; fi
     local packages=() pkg
     for target in "$@"; do packages+=("${target#*=}"); done
     go get "$module@v$version" "${packages[@]/%/@v$version}" >/dev/null 2>&1 || go get "$module@v$version" "${packages[@]/%/@v$version}"
@@ -71,11 +79,83 @@ build cni-plugins "$v" github.com/containernetworking/plugins 0 "" "" \
   host-local=github.com/containernetworking/plugins/plugins/ipam/host-local \
   portmap=github.com/containernetworking/plugins/plugins/meta/portmap
 
+# flanneld links every cloud backend, Tencent's VPC SDK among them, whose module the proxy does not serve (403). The
+# lab uses the vxlan backend only, so a stand-in package with the SDK's names, whose client always fails, takes its place.
+prepare_flannel() {
+  local module=github.com/tencentcloud/tencentcloud-sdk-go/tencentcloud/vpc
+  mkdir -p stub/vpc/v20170312
+  printf 'module %s\n\ngo 1.21\n' "$module" > stub/vpc/go.mod
+  cat > stub/vpc/v20170312/client.go <<'GO'
+// Package v20170312 stands in for Tencent Cloud's VPC SDK, which the Go module proxy does not serve: every call fails.
+package v20170312
+
+import "errors"
+
+var errUnavailable = errors.New("flannel's tencent-vpc backend is not built into this test-bed flanneld")
+
+type Filter struct {
+	Name   *string
+	Values []*string
+}
+
+type Route struct {
+	DestinationCidrBlock *string
+	GatewayType          *string
+	GatewayId            *string
+	RouteType            *string
+	RouteId              *uint64
+	Enabled              *bool
+}
+
+type RouteTable struct {
+	RouteTableId *string
+	RouteSet     []*Route
+}
+
+type DescribeRouteTablesRequest struct{ Filters []*Filter }
+type DescribeRouteTablesResponse struct {
+	Response *struct{ RouteTableSet []*RouteTable }
+}
+type DeleteRoutesRequest struct {
+	RouteTableId *string
+	Routes       []*Route
+}
+type DeleteRoutesResponse struct{}
+type CreateRoutesRequest struct {
+	RouteTableId *string
+	Routes       []*Route
+}
+type CreateRoutesResponse struct{}
+
+type Client struct{}
+
+func NewClientWithSecretId(string, string, string) (*Client, error) { return nil, errUnavailable }
+func NewDescribeRouteTablesRequest() *DescribeRouteTablesRequest    { return &DescribeRouteTablesRequest{} }
+func NewDeleteRoutesRequest() *DeleteRoutesRequest                  { return &DeleteRoutesRequest{} }
+func NewCreateRoutesRequest() *CreateRoutesRequest                  { return &CreateRoutesRequest{} }
+
+func (*Client) DescribeRouteTables(*DescribeRouteTablesRequest) (*DescribeRouteTablesResponse, error) {
+	return nil, errUnavailable
+}
+func (*Client) DeleteRoutes(*DeleteRoutesRequest) (*DeleteRoutesResponse, error) {
+	return nil, errUnavailable
+}
+func (*Client) CreateRoutes(*CreateRoutesRequest) (*CreateRoutesResponse, error) {
+	return nil, errUnavailable
+}
+GO
+  go mod edit -replace="$module=./stub/vpc"
+}
+
 # flanneld imports C on amd64 (its udp backend); linked statically so that it runs in a bare image
 v=$(node_version flannel)
 build flannel "$v" github.com/flannel-io/flannel 1 "" \
   "-s -w -X github.com/flannel-io/flannel/pkg/version.Version=v$v -extldflags -static" \
   flanneld=github.com/flannel-io/flannel
+
+# the flannel CNI plugin: containernetworking/plugins' flannel meta plugin (its last release that had it)
+v=$(node_version flannelCni)
+build flannel-cni "$v" github.com/containernetworking/plugins 0 "" "" flannel=github.com/containernetworking/plugins/plugins/meta/flannel
 
 v=$(node_version coredns)
 build coredns "$v" github.com/coredns/coredns 0 "" "" coredns=github.com/coredns/coredns

@@ -11,6 +11,8 @@ versions_file="$here/../versions.json"
 kube=$(jq -r '.versions[.newest].kube' "$versions_file")
 etcd=$(jq -r '.versions[.newest].etcd' "$versions_file")
 coredns=$(jq -r '.node.coredns' "$versions_file")
+flannel=$(jq -r '.node.flannel' "$versions_file")
+flannel_cni=$(jq -r '.node.flannelCni' "$versions_file")
 kube_bin="$cache_dir/kube-$kube/bin"
 out="$lab/images"
 mkdir -p "$out"
@@ -90,4 +92,27 @@ rm -rf "$root"
 root=$(rootfs_with "$cache_dir/coredns-$coredns/bin/coredns")
 mv "$root/usr/local/bin/coredns" "$root/coredns"
 image "registry.k8s.io/coredns/coredns:v$coredns" "$root" '["/coredns"]'
+rm -rf "$root"
+
+# flannel as its DaemonSet runs it: /opt/bin/flanneld, and /opt/bin/install-conf for the CNI config init container;
+# nft for its nftables mode, sh and cp for the init containers
+root=$(rootfs_with "$cache_dir/flannel-$flannel/bin/flanneld" /usr/sbin/nft /bin/sh /bin/cp /usr/sbin/xtables-nft-multi)
+mkdir -p "$root/opt/bin" "$root/bin" "$root/usr/sbin"
+# iptables as Debian links it (the nft variant), with the extensions it loads at run time
+for name in iptables iptables-save iptables-restore ip6tables ip6tables-save ip6tables-restore; do
+  ln -s /usr/local/bin/xtables-nft-multi "$root/usr/sbin/$name"
+done
+mkdir -p "$root/usr/lib/x86_64-linux-gnu"
+cp -r /usr/lib/x86_64-linux-gnu/xtables "$root/usr/lib/x86_64-linux-gnu/"
+mv "$root/usr/local/bin/flanneld" "$root/opt/bin/flanneld"
+mv "$root/usr/local/bin/sh" "$root/usr/local/bin/cp" "$root/bin/"
+# shellcheck disable=SC2016 # the script's own arguments
+printf '#!/bin/sh\nset -e\ncp -f "$1" "$2"\n' > "$root/opt/bin/install-conf"
+chmod +x "$root/opt/bin/install-conf"
+image "ghcr.io/flannel-io/flannel:v$flannel" "$root" '["/opt/bin/flanneld"]'
+rm -rf "$root"
+
+root=$(rootfs_with "$cache_dir/flannel-cni-$flannel_cni/bin/flannel" /bin/cp)
+mv "$root/usr/local/bin/flannel" "$root/flannel"
+image "ghcr.io/flannel-io/flannel-cni-plugin:v$flannel_cni" "$root" '["/flannel"]'
 rm -rf "$root"

@@ -113,6 +113,8 @@ node_up() {
     [ "$(awk '/^NSpid:/ {print $3}' "/proc/$child/status" 2>/dev/null)" = 1 ] && echo "$child" > "$dir/pid"
   done
   [ -s "$dir/pid" ] || die "$node: no init process found below unshare (pid $launcher)"
+  { grep -v "^$node " "$lab/addresses" 2>/dev/null || true; echo "$node $subnet.$((10 + index))"; } > "$lab/addresses.new"
+  mv -f "$lab/addresses.new" "$lab/addresses"
   echo "node lab: $node up at $subnet.$((10 + index)) (init pid $(cat "$dir/pid"))"
 }
 
@@ -169,6 +171,7 @@ lab_down() {
   done
   ip link del "$bridge" 2>/dev/null || true
   restore_sysctls
+  rm -f "$lab/addresses"
   echo "node lab: down"
 }
 
