@@ -24,6 +24,7 @@ import { discoverInventory } from "./lib/plan/discovery";
 import { UserError } from "./lib/config/errors";
 import { kubeconfigText, loadKubeConfig, readConfigMapData } from "./lib/config/kubeClient";
 import { expandHome } from "./lib/config/paths";
+import { flannelTransitionNetwork } from "./lib/plan/phases";
 import { buildPlan } from "./lib/plan/plan";
 import { NODE_STEP_PREFIX, SERVICE_STEP_PREFIX, stepId } from "./lib/plan/stepIds";
 import { serviceMovesFromPlan } from "./lib/serviceMove/planMoves";
@@ -122,6 +123,9 @@ export = async () => {
 
   // 7. CNI: the new pool before any node rolls (Calico: as IPPools, or through the Tigera operator's Installation).
   const cniSteps = (except?: string) => stepsUnder(`cni/${plan.cni}/`, (id) => id === except);
+  // flannel: Network covers the old and the new range while nodes move, and becomes the new range after them
+  const flannelFinalSteps = [stepId.cni({ cni: "flannel", step: "net-conf-final" }), stepId.cni({ cni: "flannel", step: "restart-final" })];
+  const flannelTransitionSteps = stepsUnder("cni/flannel/", (id) => flannelFinalSteps.includes(id));
   const oldPoolRemovalStep = stepId.cni({ cni: "calico", step: "remove-old-pool" });
   const calico = plan.cni === "calico" ? calicoPoolMove({ plan, inventory, kubeconfig, provider: cluster }) : undefined;
   if (typeof calico?.pools === "string") order.skip(cniSteps(oldPoolRemovalStep), calico.pools);
@@ -129,7 +133,7 @@ export = async () => {
     calico && typeof calico.pools !== "string"
       ? [order.declare("calico-pool", cniSteps(oldPoolRemovalStep), [clusterConfig], calico.pools)]
       : plan.cni === "flannel"
-        ? [order.declare("flannel", cniSteps(), [clusterConfig], (o) => new FlannelConfig("flannel", { podCidr: config.podCidr.to, runId }, { ...kube, ...o }))]
+        ? [order.declare("flannel", flannelTransitionSteps, [clusterConfig], (o) => new FlannelConfig("flannel", { podCidr: flannelTransitionNetwork(config.podCidr), runId }, { ...kube, ...o }))]
         : plan.cni === "cilium"
           ? [order.declare("cilium", cniSteps(), [clusterConfig], (o) => new CiliumConfig("cilium", { podCidr: config.podCidr.to, nodeMaskSize: config.podCidr.nodeMaskSize, runId }, { ...kube, ...o }))]
           : [];
@@ -165,14 +169,19 @@ export = async () => {
   const kubeProxy = order.declare("kube-proxy", stepsUnder("kube-proxy/"), [serviceCidrClose ?? dnsFinal ?? allocation], (o) =>
     new KubeProxyConfig("kube-proxy", { podCidr: config.podCidr.to, runId }, { ...kube, ...o }));
 
-  // 10. the old Calico pool goes only once no IPAM block or affinity is left in it.
+  // 10. flannel's Network becomes the new range once no Node holds an old podCIDR (its restart needs that).
+  const flannelFinal = plan.cni === "flannel"
+    ? order.declare("flannel-final", flannelFinalSteps, [kubeProxy], (o) => new FlannelConfig("flannel-final", { podCidr: config.podCidr.to, runId: `${runId}-final` }, { ...kube, ...o }))
+    : undefined;
+
+  // 11. the old Calico pool goes only once no IPAM block or affinity is left in it.
   if (typeof calico?.removal === "string") order.skip([oldPoolRemovalStep], calico.removal);
   const oldPoolRemoval = calico && typeof calico.removal !== "string"
     ? order.declare("calico-old-pool", [oldPoolRemovalStep], [kubeProxy], calico.removal)
     : undefined;
 
-  // 11. verify: nothing left in the old ranges; every Service at its planned IP.
-  const verify = order.declare("verify", [stepId.verify], [oldPoolRemoval ?? kubeProxy], (o) => new Verification("verify", { kubeconfig, config, plan, trigger: runId }, o));
+  // 12. verify: nothing left in the old ranges; every Service at its planned IP.
+  const verify = order.declare("verify", [stepId.verify], [oldPoolRemoval ?? flannelFinal ?? kubeProxy], (o) => new Verification("verify", { kubeconfig, config, plan, trigger: runId }, o));
   order.check();
 
   return {

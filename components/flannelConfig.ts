@@ -1,5 +1,9 @@
 /**
- * FlannelConfig: flannel's `Network` moves to the new pod range, then flanneld restarts to read it.
+ * FlannelConfig: flannel's `Network` is set to `podCidr`, then flanneld restarts to read it.
+ *
+ * The graph uses it twice: before the node rollout with a range covering the old and the new pod range, and after
+ * it with the new range. flanneld (--kube-subnet-mgr) refuses to start when Network does not contain its Node's
+ * podCIDR (seen on the real-node lab, test/testbed/nodes), and while nodes move some hold old podCIDRs, some new.
  *
  * - the live kube-flannel-cfg ConfigMap, read while the program runs (components/liveConfigMaps.ts).
  * - `<name>-config`: a ConfigMapPatch of data["net-conf.json"] only: the live JSON with Network changed, every
@@ -19,7 +23,7 @@ import { checkCidr } from "./controlPlane";
 import { configMapKey } from "./systemObjectPatch";
 
 export interface FlannelConfigArgs {
-  /** The new pod range, written as Network. */
+  /** The range written as Network: old and new covered while nodes move, then the new pod range. */
   podCidr: string;
   /** The migration run id (config `snapshot.trigger`); the restart annotation's value. */
   runId: string;

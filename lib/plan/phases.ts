@@ -7,6 +7,7 @@ import { MigrationConfig, NodeTarget } from "../config/migrationConfig";
 import { CILIUM_OPERATOR } from "../podNetwork/ciliumPool";
 import { isKubernetesService, serviceRefKey } from "../serviceMove/serviceRef";
 import { ControlPlaneStep, stepId } from "./stepIds";
+import { coveringRange } from "../net/coveringRange";
 import { CalicoPoolPlan, NodeMove, Plan, PlanPhase, PlanStep, PhaseName, ServiceMove } from "./planModel";
 
 /** The published manual runbook's figures, in minutes, per phase (per node for "nodes"). */
@@ -116,27 +117,42 @@ function calicoTargets(podCidr: MigrationConfig["podCidr"], pools: CalicoPoolPla
   return { newPool: `IPPool in ${podCidr.to}`, closeOld: `IPPool in ${podCidr.from}`, removeOld: `IPPool in ${podCidr.from}` };
 }
 
-/** The CNI's steps; the old Calico pool's removal is returned apart: it waits for kube-proxy (set by the caller). */
-function cniSteps(list: PhaseList, cni: Plan["cni"], calicoPools: CalicoPoolPlan | undefined, podCidr: MigrationConfig["podCidr"], after: string[]): { steps: PlanStep[]; oldPoolRemoval?: PlanStep } {
+/**
+ * The CNI's steps; those that wait until every node has moved (the old Calico pool's removal, flannel's final
+ * Network) are returned apart as `afterNodes`, in order: the caller puts them after kube-proxy.
+ */
+function cniSteps(list: PhaseList, cni: Plan["cni"], calicoPools: CalicoPoolPlan | undefined, podCidr: MigrationConfig["podCidr"], after: string[]): { steps: PlanStep[]; afterNodes: PlanStep[] } {
   const steps: PlanStep[] = [];
-  let oldPoolRemoval: PlanStep | undefined;
+  const afterNodes: PlanStep[] = [];
   if (cni === "calico") {
     const targets = calicoTargets(podCidr, calicoPools);
     const manifest = calicoPools?.management !== "operator";
     steps.push(step(stepId.cni({ cni: "calico", step: "new-pool" }), manifest ? "create-ippool" : "patch-installation", targets.newPool, after, E.cniStep));
     steps.push(step(stepId.cni({ cni: "calico", step: "disable-old-pool" }), manifest ? "disable-ippool" : "patch-installation", targets.closeOld, [stepId.cni({ cni: "calico", step: "new-pool" })], E.cniStep));
-    oldPoolRemoval = step(stepId.cni({ cni: "calico", step: "remove-old-pool" }), manifest ? "delete-ippool" : "patch-installation", targets.removeOld, [], E.cniStep);
+    const oldPoolRemoval = step(stepId.cni({ cni: "calico", step: "remove-old-pool" }), manifest ? "delete-ippool" : "patch-installation", targets.removeOld, [], E.cniStep);
     steps.push(oldPoolRemoval);
+    afterNodes.push(oldPoolRemoval);
   } else if (cni === "flannel") {
-    steps.push(step(stepId.cni({ cni: "flannel", step: "net-conf" }), "patch-configmap", "ConfigMap kube-flannel-cfg net-conf.json", after, E.cniStep));
+    // flanneld refuses a Network that does not contain its Node's podCIDR: while nodes move it covers both ranges
+    const transition = flannelTransitionNetwork(podCidr);
+    steps.push(step(stepId.cni({ cni: "flannel", step: "net-conf" }), "patch-configmap", `ConfigMap kube-flannel-cfg net-conf.json Network ${transition} (old and new ranges while nodes move)`, after, E.cniStep));
     steps.push(step(stepId.cni({ cni: "flannel", step: "restart" }), "restart-daemonset", "DaemonSet kube-flannel-ds", [stepId.cni({ cni: "flannel", step: "net-conf" })], E.cniStep));
+    const final = step(stepId.cni({ cni: "flannel", step: "net-conf-final" }), "patch-configmap", `ConfigMap kube-flannel-cfg net-conf.json Network ${podCidr.to}`, [], E.cniStep);
+    const finalRestart = step(stepId.cni({ cni: "flannel", step: "restart-final" }), "restart-daemonset", "DaemonSet kube-flannel-ds", [final.id], E.cniStep);
+    steps.push(final, finalRestart);
+    afterNodes.push(final, finalRestart);
   } else if (cni === "cilium") {
     steps.push(step(stepId.cni({ cni: "cilium", step: "cluster-pool" }), "patch-configmap", "ConfigMap kube-system/cilium-config cluster-pool-ipv4-cidr", after, E.cniStep));
     const operator = `${CILIUM_OPERATOR.kind} ${CILIUM_OPERATOR.namespace}/${CILIUM_OPERATOR.name}`;
     steps.push(step(stepId.cni({ cni: "cilium", step: "restart" }), "restart-deployment", operator, [stepId.cni({ cni: "cilium", step: "cluster-pool" })], E.cniStep));
   }
   list.phase("cni", steps);
-  return { steps, oldPoolRemoval };
+  return { steps, afterNodes };
+}
+
+/** Flannel's Network while nodes move: the smallest range holding the old and the new pod range. */
+export function flannelTransitionNetwork(podCidr: Pick<MigrationConfig["podCidr"], "from" | "to">): string {
+  return coveringRange(podCidr.from, podCidr.to);
 }
 
 /** Batches in order, the nodes of one batch together; then KCM's allocation back on, one control-plane node at a time. */
@@ -189,7 +205,7 @@ export function planPhases(config: MigrationConfig, cni: Plan["cni"], calicoPool
   const clusterConfigDone = clusterConfig.map((s) => s.id);
 
   const cniPhase = cniSteps(list, cni, calicoPools, config.podCidr, clusterConfigDone);
-  const lastCniStep = cniPhase.steps.filter((s) => s !== cniPhase.oldPoolRemoval).pop();
+  const lastCniStep = cniPhase.steps.filter((s) => !cniPhase.afterNodes.includes(s)).pop();
   const nodesDone = nodeSteps(list, nodes, controlPlanes, lastCniStep ? [lastCniStep.id] : clusterConfigDone);
   if (dnsFinal) dnsFinal.dependsOn = [...nodesDone];
 
@@ -198,9 +214,10 @@ export function planPhases(config: MigrationConfig, cni: Plan["cni"], calicoPool
     step(stepId.kubeProxy("restart"), "restart-daemonset", "DaemonSet kube-system/kube-proxy", [stepId.kubeProxy("config")], E.kubeProxy),
   ]);
   let previous = [kubeProxy[kubeProxy.length - 1].id];
-  if (cniPhase.oldPoolRemoval) {
-    cniPhase.oldPoolRemoval.dependsOn = [...previous];
-    previous = [cniPhase.oldPoolRemoval.id];
+  for (const s of cniPhase.afterNodes) {
+    // the first waits for kube-proxy; the others already follow it (flannel's restart its Network edit)
+    if (s.dependsOn.length === 0) s.dependsOn = [...previous];
+    previous = [s.id];
   }
   list.phase("verify", [step(stepId.verify, "verify", "cluster", previous, E.verify)]);
 

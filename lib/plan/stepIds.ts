@@ -8,7 +8,7 @@ import { ServiceRef, serviceRefKey } from "../serviceMove/serviceRef";
 export type ControlPlaneStep = "backup" | "kube-controller-manager" | "kube-apiserver" | "apiserver-cert";
 export type CniStep =
   | { cni: "calico"; step: "new-pool" | "disable-old-pool" | "remove-old-pool" }
-  | { cni: "flannel"; step: "net-conf" | "restart" }
+  | { cni: "flannel"; step: "net-conf" | "restart" | "net-conf-final" | "restart-final" }
   | { cni: "cilium"; step: "cluster-pool" | "restart" };
 
 /** The prefixes a reader matches on (a Service's or a node's step). */

@@ -8,6 +8,20 @@ import { buildPlan, planAsFound } from "../../../lib/plan/plan";
 import { planInconsistencies } from "../../../lib/plan/planConsistency";
 import { Plan } from "../../../lib/plan/planModel";
 import { serviceMovesFromPlan } from "../../../lib/serviceMove/planMoves";
+import { coveringRange } from "../../../lib/net/coveringRange";
+import { PlanStep } from "../../../lib/plan/planModel";
+
+/** Whether step `id` waits, directly or through other steps, for step `on`. */
+function dependsTransitively(steps: Map<string, PlanStep>, id: string, on: string, seen = new Set<string>()): boolean {
+  for (const dep of steps.get(id)?.dependsOn ?? []) {
+    if (dep === on) return true;
+    if (!seen.has(dep)) {
+      seen.add(dep);
+      if (dependsTransitively(steps, dep, on, seen)) return true;
+    }
+  }
+  return false;
+}
 import { readStackFile } from "../../../lib/config/stackFile";
 
 const FIXTURES = path.join(__dirname, "..", "..", "fixtures", "plan");
@@ -175,7 +189,19 @@ describe("lib/plan buildPlan", () => {
     inventory.cni = { detected: "flannel", calicoPools: [], flannelNetwork: "10.244.0.0/16" };
     const plan = buildPlan(smallConfig(undefined, inventory), inventory);
     assert.equal(plan.cni, "flannel");
-    assert.deepEqual(plan.phases.find((p) => p.name === "cni")!.steps.map((s) => s.id), ["cni/flannel/net-conf", "cni/flannel/restart"]);
+    const steps = plan.phases.find((p) => p.name === "cni")!.steps;
+    assert.deepEqual(steps.map((s) => s.id), ["cni/flannel/net-conf", "cni/flannel/restart", "cni/flannel/net-conf-final", "cni/flannel/restart-final"]);
+    // while nodes move, Network covers both ranges (flanneld refuses a Node podCIDR outside it); the new range after
+    const byId = new Map(steps.map((s) => [s.id, s]));
+    assert.ok(byId.get("cni/flannel/net-conf")!.target.includes(`Network ${coveringRange(plan.podCidr.from, plan.podCidr.to)} `), byId.get("cni/flannel/net-conf")!.target);
+    assert.ok(byId.get("cni/flannel/net-conf-final")!.target.endsWith(`Network ${plan.podCidr.to}`), byId.get("cni/flannel/net-conf-final")!.target);
+    const allSteps = new Map(plan.phases.flatMap((p) => p.steps).map((s) => [s.id, s]));
+    const nodeSteps = [...allSteps.keys()].filter((id) => id.startsWith("nodes/"));
+    assert.ok(nodeSteps.length > 0);
+    assert.ok(nodeSteps.every((id) => dependsTransitively(allSteps, id, "cni/flannel/restart")), "every node moves after the transition Network");
+    assert.ok(dependsTransitively(allSteps, "cni/flannel/net-conf-final", "kube-proxy/restart"), "the final Network waits for every node (and kube-proxy)");
+    assert.ok(nodeSteps.every((id) => dependsTransitively(allSteps, "cni/flannel/net-conf-final", id)));
+    assert.ok(dependsTransitively(allSteps, "verify/cluster", "cni/flannel/restart-final"));
   });
 
   it("the plan as found (verify's) warns about nodes missing from config, a missing DNS Service and LoadBalancers without consent", () => {
