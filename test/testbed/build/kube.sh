@@ -49,7 +49,14 @@ awk '$2=="=>" && $3 ~ /^\.\/staging/ {print $1}' "$gomod" | while read -r m; do
   fi
   go mod edit -replace="$m=$m@$want"
 done
-packages=("${programs[@]/#/k8s.io/kubernetes/cmd/}")
+# each program's package: cmd/<name>, but agnhost (the e2e tests' workload image) is test/images/agnhost
+packages=()
+for p in "${programs[@]}"; do
+  case "$p" in
+    agnhost) packages+=("k8s.io/kubernetes/test/images/agnhost") ;;
+    *) packages+=("k8s.io/kubernetes/cmd/$p") ;;
+  esac
+done
 go get "${packages[@]/%/@v$version}" >/dev/null 2>&1 || go get "${packages[@]/%/@v$version}"
 ld=""
 for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
