@@ -8,17 +8,8 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 versions_file="$here/versions.json"
 
-apt_packages=(openssl shellcheck openssh-server iproute2 jq)
 # Headless Chromium for test/integration/reportBrowser.test.ts (the report as a reader sees it).
-apt_packages+=(chromium)
-missing=()
-for pkg in "${apt_packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
-done
-if [ "${#missing[@]}" -gt 0 ]; then
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
+bash "$here/aptEnsure.sh" openssl shellcheck openssh-server iproute2 jq chromium
 command -v go >/dev/null || { echo "test bed: Go is not on PATH; the Kubernetes and etcd binaries are built from the Go module proxy" >&2; exit 1; }
 
 assets_complete() {

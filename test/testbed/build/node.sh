@@ -13,15 +13,7 @@ stamp="go-module-build-1"
 
 # runc links libseccomp through cgo; the node images carry Debian's nft (kube-proxy, flannel) and iptables (flannel
 # cleans up its iptables rules before it programs nftables)
-apt_packages=(libseccomp-dev pkg-config nftables iptables)
-missing_packages=()
-for pkg in "${apt_packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing_packages+=("$pkg")
-done
-if [ "${#missing_packages[@]}" -gt 0 ]; then
-  apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing_packages[@]}"
-fi
+bash "$here/../aptEnsure.sh" libseccomp-dev pkg-config nftables iptables
 
 node_version() { jq -r --arg c "$1" '.node[$c] // error("versions.json: no node.\($c)")' "$versions_file"; }
 
