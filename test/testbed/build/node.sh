@@ -12,8 +12,8 @@ cache_dir="${CIDR_MIGRATION_CACHE:-$HOME/.cache/cidr-migration}"
 stamp="go-module-build-1"
 
 # runc links libseccomp through cgo; the node images carry Debian's nft (kube-proxy, flannel) and iptables (flannel
-# cleans up its iptables rules before it programs nftables)
-bash "$here/../aptEnsure.sh" libseccomp-dev pkg-config nftables iptables
+# cleans up its iptables rules before it programs nftables), and netbase's /etc/protocols and /etc/services
+bash "$here/../aptEnsure.sh" libseccomp-dev pkg-config nftables iptables netbase
 
 node_version() { jq -r --arg c "$1" '.node[$c] // error("versions.json: no node.\($c)")' "$versions_file"; }
 

@@ -51,6 +51,10 @@ rootfs_with() {
   mkdir -p "$dir/usr/local/bin" "$dir/tmp" "$dir/etc"
   chmod 1777 "$dir/tmp"
   echo "root:x:0:0:root:/root:/bin/sh" > "$dir/etc/passwd"
+  # nft prints protocol names only with /etc/protocols; without it kube-proxy (1.33+, which reads its table back at
+  # start instead of flushing it) takes "6" and "tcp" for two keys and deletes the element it just kept: an empty
+  # service map after every other restart
+  cp /etc/protocols /etc/services "$dir/etc/"
   for binary in "$@"; do
     [ -x "$binary" ] || die "$binary is missing: build it first (test/testbed/build/kube.sh, etcd.sh, node.sh)"
     cp "$binary" "$dir/usr/local/bin/"
