@@ -122,10 +122,9 @@ export = async () => {
   }, { ...kube, ...o }));
 
   // 7. CNI: the new pool before any node rolls (Calico: as IPPools, or through the Tigera operator's Installation).
-  const cniSteps = (except?: string) => stepsUnder(`cni/${plan.cni}/`, (id) => id === except);
+  const cniSteps = (...except: string[]) => stepsUnder(`cni/${plan.cni}/`, (id) => except.includes(id));
   // flannel: Network covers the old and the new range while nodes move, and becomes the new range after them
   const flannelFinalSteps = [stepId.cni({ cni: "flannel", step: "net-conf-final" }), stepId.cni({ cni: "flannel", step: "restart-final" })];
-  const flannelTransitionSteps = stepsUnder("cni/flannel/", (id) => flannelFinalSteps.includes(id));
   const oldPoolRemovalStep = stepId.cni({ cni: "calico", step: "remove-old-pool" });
   const calico = plan.cni === "calico" ? calicoPoolMove({ plan, inventory, kubeconfig, provider: cluster }) : undefined;
   if (typeof calico?.pools === "string") order.skip(cniSteps(oldPoolRemovalStep), calico.pools);
@@ -133,7 +132,7 @@ export = async () => {
     calico && typeof calico.pools !== "string"
       ? [order.declare("calico-pool", cniSteps(oldPoolRemovalStep), [clusterConfig], calico.pools)]
       : plan.cni === "flannel"
-        ? [order.declare("flannel", flannelTransitionSteps, [clusterConfig], (o) => new FlannelConfig("flannel", { podCidr: flannelTransitionNetwork(config.podCidr), runId }, { ...kube, ...o }))]
+        ? [order.declare("flannel", cniSteps(...flannelFinalSteps), [clusterConfig], (o) => new FlannelConfig("flannel", { podCidr: flannelTransitionNetwork(config.podCidr), runId }, { ...kube, ...o }))]
         : plan.cni === "cilium"
           ? [order.declare("cilium", cniSteps(), [clusterConfig], (o) => new CiliumConfig("cilium", { podCidr: config.podCidr.to, nodeMaskSize: config.podCidr.nodeMaskSize, runId }, { ...kube, ...o }))]
           : [];

@@ -12,6 +12,6 @@ export function coveringRange(a: string, b: string): string {
   let prefix = Math.min(x.prefix, y.prefix);
   const hostBits = (p: number) => BigInt(x.bits - p);
   while (prefix > 0 && x.network >> hostBits(prefix) !== y.network >> hostBits(prefix)) prefix--;
-  const network = prefix === 0 ? 0n : (x.network >> hostBits(prefix)) << hostBits(prefix);
+  const network = (x.network >> hostBits(prefix)) << hostBits(prefix);
   return `${formatIp(x.family, network)}/${prefix}`;
 }

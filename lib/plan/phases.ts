@@ -119,7 +119,7 @@ function calicoTargets(podCidr: MigrationConfig["podCidr"], pools: CalicoPoolPla
 
 /**
  * The CNI's steps; those that wait until every node has moved (the old Calico pool's removal, flannel's final
- * Network) are returned apart as `afterNodes`, in order: the caller puts them after kube-proxy.
+ * Network) are returned apart as `afterNodes`, in order: the caller chains them, one after another, after kube-proxy.
  */
 function cniSteps(list: PhaseList, cni: Plan["cni"], calicoPools: CalicoPoolPlan | undefined, podCidr: MigrationConfig["podCidr"], after: string[]): { steps: PlanStep[]; afterNodes: PlanStep[] } {
   const steps: PlanStep[] = [];
@@ -138,7 +138,7 @@ function cniSteps(list: PhaseList, cni: Plan["cni"], calicoPools: CalicoPoolPlan
     steps.push(step(stepId.cni({ cni: "flannel", step: "net-conf" }), "patch-configmap", `ConfigMap kube-flannel-cfg net-conf.json Network ${transition} (old and new ranges while nodes move)`, after, E.cniStep));
     steps.push(step(stepId.cni({ cni: "flannel", step: "restart" }), "restart-daemonset", "DaemonSet kube-flannel-ds", [stepId.cni({ cni: "flannel", step: "net-conf" })], E.cniStep));
     const final = step(stepId.cni({ cni: "flannel", step: "net-conf-final" }), "patch-configmap", `ConfigMap kube-flannel-cfg net-conf.json Network ${podCidr.to}`, [], E.cniStep);
-    const finalRestart = step(stepId.cni({ cni: "flannel", step: "restart-final" }), "restart-daemonset", "DaemonSet kube-flannel-ds", [final.id], E.cniStep);
+    const finalRestart = step(stepId.cni({ cni: "flannel", step: "restart-final" }), "restart-daemonset", "DaemonSet kube-flannel-ds", [], E.cniStep);
     steps.push(final, finalRestart);
     afterNodes.push(final, finalRestart);
   } else if (cni === "cilium") {
@@ -215,8 +215,7 @@ export function planPhases(config: MigrationConfig, cni: Plan["cni"], calicoPool
   ]);
   let previous = [kubeProxy[kubeProxy.length - 1].id];
   for (const s of cniPhase.afterNodes) {
-    // the first waits for kube-proxy; the others already follow it (flannel's restart its Network edit)
-    if (s.dependsOn.length === 0) s.dependsOn = [...previous];
+    s.dependsOn = [...previous];
     previous = [s.id];
   }
   list.phase("verify", [step(stepId.verify, "verify", "cluster", previous, E.verify)]);

@@ -6,10 +6,10 @@ import { UserError } from "../../../lib/config/errors";
 import { Inventory } from "../../../lib/plan/inventory";
 import { buildPlan, planAsFound } from "../../../lib/plan/plan";
 import { planInconsistencies } from "../../../lib/plan/planConsistency";
-import { Plan } from "../../../lib/plan/planModel";
+import { Plan, PlanStep } from "../../../lib/plan/planModel";
 import { serviceMovesFromPlan } from "../../../lib/serviceMove/planMoves";
+import { readStackFile } from "../../../lib/config/stackFile";
 import { coveringRange } from "../../../lib/net/coveringRange";
-import { PlanStep } from "../../../lib/plan/planModel";
 
 /** Whether step `id` waits, directly or through other steps, for step `on`. */
 function dependsTransitively(steps: Map<string, PlanStep>, id: string, on: string, seen = new Set<string>()): boolean {
@@ -22,7 +22,6 @@ function dependsTransitively(steps: Map<string, PlanStep>, id: string, on: strin
   }
   return false;
 }
-import { readStackFile } from "../../../lib/config/stackFile";
 
 const FIXTURES = path.join(__dirname, "..", "..", "fixtures", "plan");
 const GOLDEN = path.join(FIXTURES, "plan-small.golden.json");
