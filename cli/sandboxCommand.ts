@@ -4,11 +4,14 @@ import { action, writeJson } from "./run";
 
 /**
  * `cidr-migration sandbox up|down|status`: the local control plane (real etcd, kube-apiserver, KCM on loopback) seeded
- * with a realistic workload in the old ranges. The only CLI command that changes anything, and only on this machine.
+ * with a realistic workload in the old ranges. With --nodes: the node lab instead, a real 3-node kubeadm cluster
+ * (containerd, kubelet, Flannel, kube-proxy, CoreDNS) with a stack `nodes` for it. The only CLI command that changes
+ * anything, and only on this machine.
  */
 
 // Loaded lazily: the test bed pulls in process management that the read-only commands do not need.
 const sandbox = () => import("../test/testbed/sandbox");
+const nodeLab = () => import("../test/testbed/nodes/labStack");
 
 export interface SandboxEndpoints {
   kubeconfigPath: string;
@@ -39,30 +42,53 @@ async function startSandbox(s: Awaited<ReturnType<typeof sandbox>>, why: string)
   }
 }
 
+/** A node-lab step; its failure (not root, a build, a node that would not start) is its own one-line reason. */
+async function labCall<T>(step: (lab: Awaited<ReturnType<typeof nodeLab>>) => Promise<T>): Promise<T> {
+  const lab = await nodeLab();
+  try {
+    return await step(lab);
+  } catch (err) {
+    throw new UserError(`node lab: ${String((err as Error)?.message ?? err).split("\n")[0]}`, EXIT_UNREACHABLE);
+  }
+}
+
 export function registerSandboxCommand(program: Command): void {
   const cmd = program.command("sandbox").description("a local control plane with a seeded workload, for trying the tool");
   cmd
     .command("up")
     .description("start the sandbox (or report the running one) and print its kubeconfig path")
+    .option("--nodes", "the node lab: a real 3-node kubeadm cluster and the stack `nodes` for it (root; builds what is missing, about 2 min once built)")
     .action(
-      action(async () => {
+      action(async (opts: { nodes?: boolean }) => {
+        if (opts.nodes) {
+          const lab = await labCall((l) => l.labUp());
+          process.stderr.write(
+            `cidr-migration: the node lab runs (${lab.nodes.map((n) => `${n.name} ${n.ip}`).join(", ")}); its stack is ${lab.stack}:\n` +
+              `  . ${lab.envFile}\n  npx cidr-migration pulumi preview --diff --stack ${lab.stack}\n`,
+          );
+          process.stdout.write(`${lab.kubeconfigPath}\n`);
+          return;
+        }
         process.stdout.write(`${(await ensureSandboxRunning("starting the local sandbox (about 30 s)")).kubeconfigPath}\n`);
       }),
     );
   cmd
     .command("down")
-    .description("stop the sandbox and remove its data")
+    .description("stop the sandbox and remove its data; with --nodes, the node lab: every namespace, mount, process and its stack")
+    .option("--nodes", "the node lab")
     .action(
-      action(async () => {
+      action(async (opts: { nodes?: boolean }) => {
+        if (opts.nodes) return void (await labCall((l) => l.labDown()));
         await (await sandbox()).sandboxDown();
       }),
     );
   cmd
     .command("status")
-    .description("print whether the sandbox runs, as JSON; exit 1 when it does not")
+    .description("print whether the sandbox (with --nodes, the node lab) runs, as JSON; exit 1 when it does not")
+    .option("--nodes", "the node lab")
     .action(
-      action(async () => {
-        const status = await (await sandbox()).sandboxStatus();
+      action(async (opts: { nodes?: boolean }) => {
+        const status = opts.nodes ? (await nodeLab()).labStatus() : await (await sandbox()).sandboxStatus();
         writeJson(status);
         return status.running ? 0 : 1;
       }),

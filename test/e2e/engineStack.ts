@@ -2,12 +2,13 @@
 // for stack and config commands, and `cidr-migration pulumi ...` (the program hosted in-process) for preview, up,
 // refresh and destroy. The state is a local file backend in a temp dir; the stack file Pulumi.<stack>.yaml sits in
 // the project directory, as `pulumi stack init` puts it, and is removed by `remove()`.
-import { spawn, spawnSync } from "child_process";
+import { spawn } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { PulumiFn } from "@pulumi/pulumi/automation";
 import { runPulumiWithProgram } from "../../engine/inlineCli";
+import { engineEnv } from "../testbed/engineEnv";
 
 export const REPO_ROOT = path.join(__dirname, "..", "..");
 const CLI = path.join(REPO_ROOT, "bin", "cidr-migration");
@@ -17,21 +18,6 @@ export interface CommandResult {
   signal: NodeJS.Signals | null;
   stdout: string;
   stderr: string;
-}
-
-let cachedEnv: Record<string, string> | undefined;
-/** PATH, PULUMI_HOME and the no-download settings, from the test bed's engine build (built there if missing). */
-export function engineEnv(): Record<string, string> {
-  if (cachedEnv) return cachedEnv;
-  const build = spawnSync("bash", [path.join(REPO_ROOT, "test/testbed/build/pulumi.sh"), "--env"], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
-  if (build.status !== 0) throw new Error(`the Pulumi engine is not available (test/testbed/build/pulumi.sh):\n${build.stderr}`);
-  const env: Record<string, string> = {};
-  for (const line of build.stdout.split("\n")) {
-    const m = /^export ([A-Z_]+)="(.*)"$/.exec(line);
-    if (m) env[m[1]] = m[2].replace("$PATH", process.env.PATH ?? "");
-  }
-  cachedEnv = env;
-  return env;
 }
 
 export class EngineStack {
