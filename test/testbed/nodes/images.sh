@@ -120,3 +120,13 @@ root=$(rootfs_with "$cache_dir/flannel-cni-$flannel_cni/bin/flannel" /bin/cp)
 mv "$root/usr/local/bin/flannel" "$root/flannel"
 image "ghcr.io/flannel-io/flannel-cni-plugin:v$flannel_cni" "$root" '["/flannel"]'
 rm -rf "$root"
+
+# the workload the traffic measurements use: agnhost (the Kubernetes e2e tests' image; netexec answers HTTP) and
+# the prober (prober/main.go, standard library only)
+root=$(rootfs_with "$kube_bin/agnhost")
+image "registry.k8s.io/e2e-test-images/agnhost:v$kube-test-bed" "$root" '["/usr/local/bin/agnhost"]'
+rm -rf "$root"
+root=$(mktemp -d)
+(cd "$here/prober" && CGO_ENABLED=0 go build -trimpath -o "$root/prober" .)
+image "cidr-migration.test/prober:test-bed" "$root" '["/prober"]'
+rm -rf "$root"

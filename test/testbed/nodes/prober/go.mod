@@ -1,0 +1,3 @@
+module cidr-migration/prober
+
+go 1.22
