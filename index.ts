@@ -19,6 +19,7 @@ import { readStackConfig, secretInput } from "./components/stackConfig";
 import { PreflightGate, Verification } from "./dynamic-providers/clusterAudit";
 import { EtcdSnapshot } from "./dynamic-providers/etcdSnapshot";
 import { ServiceCidrSwitch } from "./dynamic-providers/serviceCidrSwitch";
+import { OldIpBridgeRemoval } from "./dynamic-providers/oldIpBridgeRemoval";
 import { ServiceRecreation } from "./dynamic-providers/serviceRecreation";
 import { discoverInventory } from "./lib/plan/discovery";
 import { UserError } from "./lib/config/errors";
@@ -103,6 +104,7 @@ export = async () => {
     kubernetesService: serviceMoves.kubernetesService,
     parallelism: config.services.parallelism,
     allowLoadBalancerRecreate: config.services.allowLoadBalancerRecreate,
+    bridgeOldIps: config.services.bridgeOldIps,
     serviceCidr: config.serviceCidr.to,
   }, o));
 
@@ -159,13 +161,19 @@ export = async () => {
     ? order.declare("dns-final", [stepId.dnsFinal], [allocation], (o) => new DnsFinalSwap("dns-final", { kubeconfig, dns, fromIP: serviceMoves.dns!.fromIP, toIP: serviceMoves.dns!.toIP, temporary: dnsTemporary }, o))
     : undefined;
 
-  // 5''. ServiceCIDR API: once nothing is left in the old range, the apiserver's new default replaces the old one.
+  // 5''. Every pod has been re-created since the Services moved: no client holds an old ClusterIP, the bridges go.
+  const bridgeRemoval = config.services.bridgeOldIps
+    ? order.declare("old-ip-bridges", [], [dnsFinal ?? allocation, services], (o) => new OldIpBridgeRemoval("old-ip-bridges", { kubeconfig, trigger: runId }, o))
+    : undefined;
+  const podsMoved = bridgeRemoval ?? dnsFinal ?? allocation;
+
+  // 5'''. ServiceCIDR API: once nothing is left in the old range, the apiserver's new default replaces the old one.
   const serviceCidrClose = serviceCidrOpen
-    ? order.declare("service-cidr-close", [], [dnsFinal ?? allocation, services], (o) => new ServiceCidrSwitch("service-cidr-close", { ...serviceCidrRange, step: "close" }, o))
+    ? order.declare("service-cidr-close", [], [podsMoved, services], (o) => new ServiceCidrSwitch("service-cidr-close", { ...serviceCidrRange, step: "close" }, o))
     : undefined;
 
   // 9. kube-proxy: clusterCIDR, then a rolling restart.
-  const kubeProxy = order.declare("kube-proxy", stepsUnder("kube-proxy/"), [serviceCidrClose ?? dnsFinal ?? allocation], (o) =>
+  const kubeProxy = order.declare("kube-proxy", stepsUnder("kube-proxy/"), [serviceCidrClose ?? podsMoved], (o) =>
     new KubeProxyConfig("kube-proxy", { podCidr: config.podCidr.to, runId }, { ...kube, ...o }));
 
   // 10. flannel's Network becomes the new range once no Node holds an old podCIDR (its restart needs that).

@@ -58,6 +58,8 @@ export interface ServiceRecreationArgs {
   parallelism?: pulumi.Input<number>;
   /** Consent to re-create LoadBalancer Services (config services.allowLoadBalancerRecreate). Default false. */
   allowLoadBalancerRecreate?: pulumi.Input<boolean>;
+  /** Keep each moved Service at its old ClusterIP too, as an externalIP (config services.bridgeOldIps). Left out when false. */
+  bridgeOldIps?: pulumi.Input<boolean>;
   /** The new Service range: Services already inside it are left alone, and every toIP must lie in it. */
   serviceCidr?: pulumi.Input<string>;
   /** Namespace of the journal Secrets. Default kube-system. */
@@ -83,6 +85,7 @@ interface RecreationInputs {
   standIns: Record<string, StandInEntry>;
   parallelism: number;
   allowLoadBalancerRecreate: boolean;
+  bridgeOldIps?: boolean;
   serviceCidr?: string;
   journalNamespace: string;
   adoptJournals: boolean;
@@ -131,7 +134,8 @@ function checkInputs(news: Inputs): { inputs: Inputs; failures: pulumi.dynamic.C
   if (!containsUnknown(timeout) && (typeof timeout !== "number" || !(timeout > 0))) {
     fail("deleteTimeoutSeconds", `deleteTimeoutSeconds must be a positive number of seconds; got ${JSON.stringify(timeout)}`);
   }
-  for (const key of ["allowLoadBalancerRecreate", "adoptJournals"] as const) {
+  for (const key of ["allowLoadBalancerRecreate", "adoptJournals", "bridgeOldIps"] as const) {
+    if (key === "bridgeOldIps" && inputs[key] === undefined) continue;
     if (!containsUnknown(inputs[key]) && typeof inputs[key] !== "boolean") fail(key, `${key} must be true or false; got ${JSON.stringify(inputs[key])}`);
   }
   const serviceCidr = containsUnknown(news.serviceCidr) ? undefined : news.serviceCidr;
@@ -268,6 +272,7 @@ async function applyChecked(news: Inputs): Promise<ServiceRecreationOutputs> {
   }, {
     parallelism: inputs.parallelism,
     allowLoadBalancerRecreate: inputs.allowLoadBalancerRecreate,
+    bridgeOldIps: inputs.bridgeOldIps === true,
     serviceCidr: inputs.serviceCidr,
     journalNamespace: inputs.journalNamespace,
     adoptJournals: inputs.adoptJournals,
@@ -335,6 +340,8 @@ export class ServiceRecreation extends pulumi.dynamic.Resource {
         standIns: args.standIns ?? {},
         parallelism: args.parallelism ?? DEFAULT_SERVICE_PARALLELISM,
         allowLoadBalancerRecreate: args.allowLoadBalancerRecreate ?? false,
+        // only when asked for: a stack from before the bridge existed sees no change
+        ...(args.bridgeOldIps ? { bridgeOldIps: args.bridgeOldIps } : {}),
         serviceCidr: args.serviceCidr,
         journalNamespace: args.journalNamespace ?? DEFAULT_JOURNAL_NAMESPACE,
         adoptJournals: args.adoptJournals ?? true,

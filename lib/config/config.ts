@@ -40,7 +40,7 @@ const SCHEMA: Record<string, readonly string[] | null> = {
   ssh: ["user", "privateKey"],
   dns: ["service"],
   nodeRollout: ["strategy", "maxUnavailable", "canary", "drainTimeoutSeconds"],
-  services: ["parallelism", "allowLoadBalancerRecreate"],
+  services: ["parallelism", "allowLoadBalancerRecreate", "bridgeOldIps"],
   snapshot: ["directory", "trigger"],
 };
 const NODE_KEYS = ["name", "host", "port", "user", "role"];
@@ -84,6 +84,7 @@ export function validateConfig(source: ConfigSource, context: ValidationContext 
   const services = {
     parallelism: r.integer("services.parallelism", servicesRaw.parallelism, { min: 1, max: 500, fallback: DEFAULT_SERVICE_PARALLELISM }),
     allowLoadBalancerRecreate: r.boolean("services.allowLoadBalancerRecreate", servicesRaw.allowLoadBalancerRecreate, false),
+    bridgeOldIps: r.boolean("services.bridgeOldIps", servicesRaw.bridgeOldIps, false),
   };
   const snapshotRaw = r.object("snapshot") ?? {};
   const snapshot = {

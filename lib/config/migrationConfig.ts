@@ -50,6 +50,11 @@ export interface MigrationConfig {
     parallelism: number;
     /** Consent to re-create LoadBalancer Services (a cloud load balancer can get a new external address). */
     allowLoadBalancerRecreate: boolean;
+    /**
+     * Keep each moved Service answering at its old ClusterIP (an externalIP) until every pod has been re-created,
+     * for clients that cached the address; removed at the end.
+     */
+    bridgeOldIps: boolean;
   };
   snapshot: {
     /** Directory on the machine running `pulumi up` where the etcd snapshot is written. */

@@ -1,5 +1,6 @@
 import { CoreV1Api, CustomObjectsApi, KubeConfig, V1ConfigMap, V1Node, V1Service, VersionApi } from "@kubernetes/client-node";
 import { parse } from "yaml";
+import { BRIDGE_ANNOTATION } from "../serviceMove/oldIpBridge";
 import { describeKubeError, isNotFound } from "../config/kubeClient";
 import { getOptional, TIGERA } from "../podNetwork/calicoApi";
 import { CalicoOperatorInfo, CalicoPoolInfo, CniInfo, InstallationPool, Inventory, NodeInfo, ServiceCidrInfo, ServiceInfo } from "./inventory";
@@ -94,6 +95,8 @@ function toServiceInfo(s: V1Service): ServiceInfo {
   if (spec.ipFamilies?.length) info.ipFamilies = spec.ipFamilies;
   if (spec.externalIPs?.length) info.externalIPs = spec.externalIPs;
   if (spec.loadBalancerIP) info.loadBalancerIP = spec.loadBalancerIP;
+  const bridged = s.metadata?.annotations?.[BRIDGE_ANNOTATION];
+  if (bridged) info.bridgedOldIP = bridged;
   return info;
 }
 

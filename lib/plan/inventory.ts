@@ -12,6 +12,8 @@ export interface ServiceInfo {
   hasSelector: boolean;
   externalIPs?: string[];
   loadBalancerIP?: string;
+  /** The old ClusterIP this Service still answers at, as an externalIP, while a run's bridge lasts (services.bridgeOldIps). */
+  bridgedOldIP?: string;
 }
 
 export interface NodeInfo {

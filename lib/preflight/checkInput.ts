@@ -1,6 +1,7 @@
 import { MigrationConfig } from "../config/migrationConfig";
 import { ClusterObjects } from "./clusterObjects";
 import { EtcdProbe } from "./etcdProbe";
+import { BridgeAdmission } from "./bridgeAdmission";
 
 /** Everything a preflight check reads. Checks are pure functions of this: no I/O, no clock. */
 export interface PreflightInput {
@@ -10,6 +11,8 @@ export interface PreflightInput {
   allowSecretValues: boolean;
   /** etcd health and the snapshot directory, probed before the checks run; undefined skips the etcd checks. */
   etcd?: EtcdProbe;
+  /** Whether admission lets a Service carry an externalIP, probed when services.bridgeOldIps is on. */
+  bridgeAdmission?: BridgeAdmission;
 }
 
 /** Names an object the way findings do: "Kind namespace/name" or "Kind name". */

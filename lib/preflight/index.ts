@@ -5,6 +5,8 @@ import { checkCapacityAndVersions } from "./capacityAndVersions";
 import { PreflightInput } from "./checkInput";
 import { checkClusterKind } from "./clusterKind";
 import { collectClusterObjects } from "./collect";
+import { kubernetesServiceIP } from "../net/cidr";
+import { checkBridgeAdmission, probeBridgeAdmission } from "./bridgeAdmission";
 import { checkDrains } from "./drains";
 import { checkEtcd } from "./etcd";
 import { EtcdAccess } from "./etcdAccess";
@@ -30,6 +32,7 @@ export function preflightFindings(input: PreflightInput): Finding[] {
     ...checkDrains(input),
     ...checkCapacityAndVersions(input),
     ...checkEtcd(input),
+    ...checkBridgeAdmission(input),
   ];
   // Size and shape weighs the fixed-IP dependencies the other families found.
   findings.push(...checkSizeAndShape(input, countFixedIpDependencies(findings)));
@@ -51,7 +54,7 @@ export interface PreflightRun {
 
 export async function runPreflight(opts: RunPreflightOptions): Promise<PreflightRun> {
   const started = performance.now();
-  const [cluster, etcd] = await Promise.all([
+  const [cluster, etcd, bridgeAdmission] = await Promise.all([
     collectClusterObjects(opts.kubeConfig),
     probeEtcd({
       endpoints: opts.config.etcd.endpoints,
@@ -59,9 +62,11 @@ export async function runPreflight(opts: RunPreflightOptions): Promise<Preflight
       skippedReason: opts.etcd.skippedReason,
       snapshotDirectory: opts.config.snapshot.directory,
     }),
+    // any address of the old Service range will do: admission judges the field, not the address
+    opts.config.services.bridgeOldIps ? probeBridgeAdmission(opts.kubeConfig, kubernetesServiceIP(opts.config.serviceCidr.from)) : undefined,
   ]);
   const collected = performance.now();
-  const findings = preflightFindings({ config: opts.config, cluster, etcd, allowSecretValues: opts.allowSecretValues === true });
+  const findings = preflightFindings({ config: opts.config, cluster, etcd, bridgeAdmission, allowSecretValues: opts.allowSecretValues === true });
   const report = buildReport("preflight", findings);
   return { report, timings: { collectMs: collected - started, checkMs: performance.now() - collected } };
 }

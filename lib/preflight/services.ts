@@ -3,6 +3,7 @@ import { cidrContains, isIpAddress } from "../net/cidr";
 import { Finding } from "../report/findings";
 import { objectLabel, PreflightInput } from "./checkInput";
 import { keyOf } from "./clusterObjects";
+import { BRIDGE_ANNOTATION } from "../serviceMove/oldIpBridge";
 
 /**
  * Services that need a decision before they are re-created in the new range: LoadBalancers (a new cloud address),
@@ -101,6 +102,8 @@ export function checkServices(input: PreflightInput): Finding[] {
       });
     }
     (spec.externalIPs ?? []).forEach((ip, i) => {
+      // the old-ClusterIP bridge of an interrupted run is ours, and goes at that run's end
+      if (ip === svc.metadata?.annotations?.[BRIDGE_ANNOTATION]) return;
       const path = `spec.externalIPs[${i}]`;
       if (newRanges.some((r) => inRange(r, ip))) {
         findings.push({

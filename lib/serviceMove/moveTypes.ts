@@ -44,6 +44,8 @@ export interface MoverOptions {
   allowLoadBalancerRecreate: boolean;
   /** The new Service range: a Service found already inside it is left alone. */
   serviceCidr?: string;
+  /** Keep each moved Service answering at its old ClusterIP, as an externalIP, until the end (config services.bridgeOldIps). */
+  bridgeOldIps?: boolean;
   /** Namespace of the journal Secrets (default kube-system). */
   journalNamespace?: string;
   /** How long an old object may linger (finalizers) before the move gives up, keeping its journal (default DEFAULT_DELETE_TIMEOUT_SECONDS). */

@@ -27,6 +27,7 @@ export function withMoverDefaults(options: MoverOptions): ResolvedMoverOptions {
   return {
     parallelism: Math.max(1, Math.floor(options.parallelism)),
     allowLoadBalancerRecreate: options.allowLoadBalancerRecreate,
+    bridgeOldIps: options.bridgeOldIps ?? false,
     journalNamespace: options.journalNamespace ?? DEFAULT_JOURNAL_NAMESPACE,
     deleteTimeoutMs: options.deleteTimeoutMs ?? DEFAULT_DELETE_TIMEOUT_SECONDS * 1000,
     kubernetesServiceTimeoutMs: options.kubernetesServiceTimeoutMs ?? 60_000,

@@ -6,6 +6,7 @@ import { KubeObject, paths } from "./kubeRest";
 import { retryOnConflict } from "./retryOnConflict";
 import { ServiceMoveRequest } from "./moveTypes";
 import { buildRecreateBody, RecreateBody, userMetadata } from "./recreateBody";
+import { withOldIpBridge } from "./oldIpBridge";
 import { relinkDependents, restoreEndpoints } from "./finish";
 import { Context, Decision, journalWhere, moveError, retrying, uidOf } from "./moverContext";
 
@@ -65,12 +66,18 @@ export interface Prepared {
   recreate: RecreateBody;
 }
 
-export function preparedMove(request: ServiceMoveRequest, entry: JournalEntry, live: KubeObject | undefined, outcome: Prepared["outcome"]): Prepared {
-  return { request, entry, live, outcome, recreate: recreateBodyOf(entry) };
+export function preparedMove(ctx: Context, request: ServiceMoveRequest, entry: JournalEntry, live: KubeObject | undefined, outcome: Prepared["outcome"]): Prepared {
+  return { request, entry, live, outcome, recreate: recreateBodyOf(ctx, entry) };
 }
 
-export function recreateBodyOf(entry: JournalEntry): RecreateBody {
-  return buildRecreateBody(entry.service, entry.fromIP, entry.toIP);
+/**
+ * The re-create body, with the old-ClusterIP bridge when the run asks for one; never for the final DNS swap (a
+ * `vacate` move): nobody resolves through the old DNS IP by then, and the old DNS Service is what goes.
+ */
+export function recreateBodyOf(ctx: Context, entry: JournalEntry): RecreateBody {
+  const recreate = buildRecreateBody(entry.service, entry.fromIP, entry.toIP);
+  if (!ctx.options.bridgeOldIps || entry.vacate) return recreate;
+  return { ...recreate, body: withOldIpBridge(recreate.body, entry.fromIP) };
 }
 
 /** Phase 1a: the journal entry of a move (written for all moves at once, see runServiceMoves). */
@@ -104,7 +111,7 @@ export async function detachMove(ctx: Context, request: ServiceMoveRequest, entr
   const owners = [uidOf(entry.service), uidOf(entry.endpoints)].filter((u): u is string => !!u);
   await detachDependents(ctx, entry.dependents, new Set(owners));
   faultPoint("after-detach-dependents", serviceRefKey(request));
-  return preparedMove(request, entry, entry.service, "moved");
+  return preparedMove(ctx, request, entry, entry.service, "moved");
 }
 
 /**

@@ -171,7 +171,7 @@ async function journalPhase(run: Run, work: Array<Exclude<Decision, { kind: "ski
     if (d.kind !== "resume") continue;
     // its re-create body is built here: a journaled original it cannot be built from stops the run before any delete
     try {
-      prepared.push(preparedMove(d.request, d.entry, d.live, "completed-from-journal"));
+      prepared.push(preparedMove(ctx, d.request, d.entry, d.live, "completed-from-journal"));
     } catch (err) {
       failWith(run, serviceRefKey(d.request))(err);
     }

@@ -154,7 +154,7 @@ async function deleteJournaled(ctx: Context, prepared: Prepared, where: string):
       }
       if (current.metadata?.deletionTimestamp) return; // our delete went through, its answer was lost
       entry.service = current;
-      prepared.recreate = recreateBodyOf(entry);
+      prepared.recreate = recreateBodyOf(ctx, entry);
       await writeJournal(ctx, entry);
     }
   }

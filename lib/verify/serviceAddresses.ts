@@ -42,6 +42,17 @@ export function verifyServiceAddresses(input: VerifyInput): Finding[] {
     });
   }
 
+  for (const s of inventory.services.filter((x) => x.bridgedOldIP)) {
+    findings.push({
+      code: "OLD_IP_BRIDGE_LEFT",
+      severity: "blocker",
+      object: `Service ${s.namespace}/${s.name}`,
+      path: "spec.externalIPs",
+      message: `still answers at its old ClusterIP ${s.bridgedOldIP} (the bridge of services.bridgeOldIps, ended only after every pod was re-created)`,
+      action: "run `pulumi up` again: its old-ip-bridges step ends every bridge left",
+    });
+  }
+
   const kubernetes = inventory.services.find((s) => s.namespace === "default" && s.name === "kubernetes");
   if (!kubernetes) {
     findings.push({

@@ -57,7 +57,7 @@ export function serviceMoveConfig(from: string, to: string, allowLoadBalancerRec
         ssh: { user: "root" },
         dns: { namespace: "kube-system", name: "kube-dns" },
         nodeRollout: { strategy: "reregister", maxUnavailable: 1, drainTimeoutSeconds: 60 },
-        services: { parallelism: 4, allowLoadBalancerRecreate },
+        services: { parallelism: 4, allowLoadBalancerRecreate, bridgeOldIps: false },
         snapshot: { directory: "/unused", trigger: "t" },
     };
 }

@@ -50,7 +50,8 @@ export interface TestCluster {
     /** @kubernetes/client-node KubeConfig loaded from kubeconfigPath */
     kubeConfig(): KubeConfig;
     /** also restarts a running KCM with its current flags (see the implementation for why) */
-    restartApiserver(opts: { serviceClusterIpRange?: string; featureGates?: string }): Promise<void>;
+    /** admissionPlugins: --enable-admission-plugins beside the defaults ("" for none) */
+    restartApiserver(opts: { serviceClusterIpRange?: string; featureGates?: string; admissionPlugins?: string }): Promise<void>;
     restartControllerManager(opts: ControllerManagerFlags): Promise<void>;
     /** KCM, then the apiserver, stopped (as when their static-pod manifests are moved aside); etcd keeps running. */
     stopControlPlane(): Promise<void>;
@@ -131,6 +132,7 @@ export async function startTestCluster(opts: TestClusterOptions): Promise<TestCl
 
     let serviceClusterIpRange = opts.serviceCidr;
     let apiserverFeatureGates: string | undefined;
+    let admissionPlugins: string | undefined;
     let apiserverPort = 0;
     let apiserver: ManagedProcess | undefined;
     const apiserverLogPath = path.join(dir, "kube-apiserver.log");
@@ -181,6 +183,7 @@ export async function startTestCluster(opts: TestClusterOptions): Promise<TestCl
             `--audit-log-path=${auditLogPath}`,
             "--audit-log-format=json",
             ...(apiserverFeatureGates ? [`--feature-gates=${apiserverFeatureGates}`] : []),
+            ...(admissionPlugins ? [`--enable-admission-plugins=${admissionPlugins}`] : []),
             ...(opts.storageMediaType ? [`--storage-media-type=${opts.storageMediaType}`] : []),
         ];
         if (etcd.tls) {
@@ -359,6 +362,7 @@ export async function startTestCluster(opts: TestClusterOptions): Promise<TestCl
             await apiserver?.stop();
             serviceClusterIpRange = flags.serviceClusterIpRange ?? serviceClusterIpRange;
             apiserverFeatureGates = flags.featureGates ?? apiserverFeatureGates;
+            admissionPlugins = flags.admissionPlugins ?? admissionPlugins;
             await launchApiserver();
             if (restartKcm) {
                 await launchControllerManager(controllerManagerFlags ?? initialControllerManagerFlags);

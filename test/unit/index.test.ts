@@ -187,7 +187,7 @@ describe("index.ts: the graph follows the plan (mocked engine, a stand-in apiser
     rmSync(dir, { recursive: true, force: true });
   });
 
-  async function graphFor(serviceCidr: { from: string; to: string }, podCidr?: { from: string; to: string; nodeMaskSize: number }): Promise<MockGraph> {
+  async function graphFor(serviceCidr: { from: string; to: string }, podCidr?: { from: string; to: string; nodeMaskSize: number }, extra: Record<string, unknown> = {}): Promise<MockGraph> {
     const kubeconfig = path.join(dir, "admin.kubeconfig");
     writeFileSync(kubeconfig, [
       "apiVersion: v1",
@@ -197,7 +197,7 @@ describe("index.ts: the graph follows the plan (mocked engine, a stand-in apiser
       "contexts: [{name: c, context: {cluster: c, user: u}}]",
       "current-context: c",
     ].join("\n"));
-    const values = { ...decryptedValues(), serviceCidr, kubeconfig, ...(podCidr ? { podCidr } : {}) };
+    const values = { ...decryptedValues(), serviceCidr, kubeconfig, ...(podCidr ? { podCidr } : {}), ...extra };
     return captureGraph(async () => {
       pulumi.runtime.setAllConfig(asPulumiConfig(values), ["cidr-migration:ssh"]);
       // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -220,6 +220,17 @@ describe("index.ts: the graph follows the plan (mocked engine, a stand-in apiser
     const services = g.named("services").inputs;
     assert.deepEqual(services.kubernetesService, { fromIP: "10.96.0.1", toIP: "10.112.0.1" });
     assert.deepEqual(Object.keys(services.moves), ["shop/web"]);
+  });
+
+  it("services.bridgeOldIps: the moves keep each old ClusterIP, and the bridges end after the DNS swap, before kube-proxy; off, no such step", async () => {
+    const g = await graphFor({ from: "10.96.0.0/16", to: "10.112.0.0/16" }, undefined, { services: { bridgeOldIps: true } });
+    assert.equal(g.named("services").inputs.bridgeOldIps, true);
+    const bridges = g.named("old-ip-bridges");
+    assert.ok(g.dependsOn(bridges, g.named("dns-final-swap")), "after every pod was re-created and DNS swapped");
+    assert.ok(g.dependsOn(g.named("kube-proxy-config"), bridges), "before kube-proxy's change and verify");
+    const off = await graphFor({ from: "10.96.0.0/16", to: "10.112.0.0/16" });
+    assert.equal(off.resources.some((r) => r.name === "old-ip-bridges"), false);
+    assert.equal("bridgeOldIps" in off.named("services").inputs, false, "a stack without the bridge sees no new input");
   });
 
   it("a Service-range expansion (issue 20, defect 2) declares no DNS stand-in or swap and no kubernetes re-create: nothing moves", async () => {

@@ -80,6 +80,15 @@ describe("verify checks (pure)", () => {
     assert.match(found[0].message, /but the plan file p\.json puts it at 10\.112\.0\.53/);
   });
 
+  it("a bridge still on a Service (services.bridgeOldIps) is a blocker until a re-run ends it", () => {
+    const input = migrated();
+    input.inventory.services.push({ ...svc("shop", "web", "10.112.0.20"), externalIPs: ["10.96.0.20"], bridgedOldIP: "10.96.0.20" });
+    const found = verifyFindings(input);
+    assert.deepStrictEqual(brief(found), [["OLD_IP_BRIDGE_LEFT", "Service shop/web", "spec.externalIPs"]]);
+    assert.match(found[0].message, /old ClusterIP 10\.96\.0\.20/);
+    assert.match(found[0].action, /old-ip-bridges/);
+  });
+
   it("lists every leftover in the old ranges, each with object and path", () => {
     const input = migrated();
     input.inventory.services.push(svc("web", "old", "10.96.7.7"));

@@ -1,0 +1,61 @@
+import { CoreV1Api, KubeConfig } from "@kubernetes/client-node";
+import { describeKubeError } from "../config/kubeClient";
+import { Finding } from "../report/findings";
+import { PreflightInput } from "./checkInput";
+
+/**
+ * The old-ClusterIP bridge (services.bridgeOldIps) gives each moved Service an externalIP. Admission can refuse
+ * that: the DenyServiceExternalIPs plugin, or a policy webhook (externalIPs are CVE-2020-8554's vector, and many
+ * clusters forbid them). So preflight asks the apiserver itself, with a dry-run create that runs every admission
+ * step and persists nothing.
+ */
+
+export const BRIDGE_PROBE_SERVICE = { namespace: "default", name: "cidr-migration-bridge-probe" };
+
+export interface BridgeAdmission {
+  /** the apiserver's reason, when it refused the dry run */
+  refused?: string;
+  /** the address the dry run asked for */
+  ip: string;
+}
+
+/** A 4xx answer is admission's (or validation's) verdict; anything else is the cluster being unreachable. */
+export async function probeBridgeAdmission(kc: KubeConfig, ip: string): Promise<BridgeAdmission> {
+  const core = kc.makeApiClient(CoreV1Api);
+  try {
+    await core.createNamespacedService({
+      namespace: BRIDGE_PROBE_SERVICE.namespace,
+      dryRun: "All",
+      body: { metadata: { name: BRIDGE_PROBE_SERVICE.name }, spec: { ports: [{ port: 80 }], externalIPs: [ip] } },
+    });
+    return { ip };
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    if (typeof code === "number" && code >= 400 && code < 500 && code !== 401) return { ip, refused: apiMessage(err) };
+    throw describeKubeError(err, "dry-running a Service with an externalIP (services.bridgeOldIps)", kc.getCurrentCluster()?.server);
+  }
+}
+
+function apiMessage(err: unknown): string {
+  const body = (err as { body?: unknown }).body;
+  try {
+    const message = (typeof body === "string" ? JSON.parse(body) : body)?.message;
+    if (typeof message === "string") return message;
+  } catch {
+    // not JSON: the first line of the error below
+  }
+  return String((err as Error)?.message ?? err).split("\n")[0];
+}
+
+export function checkBridgeAdmission(input: PreflightInput): Finding[] {
+  const admission = input.bridgeAdmission;
+  if (!input.config.services.bridgeOldIps || !admission?.refused) return [];
+  return [{
+    code: "OLD_IP_BRIDGE_REFUSED",
+    severity: "blocker",
+    object: `Service ${BRIDGE_PROBE_SERVICE.namespace}/${BRIDGE_PROBE_SERVICE.name} (dry run)`,
+    path: "spec.externalIPs[0]",
+    message: `cidr-migration:services.bridgeOldIps is true, but kube-apiserver refuses a Service with externalIP ${admission.ip}: ${admission.refused}`,
+    action: "allow externalIPs for the run (the DenyServiceExternalIPs admission plugin, or your policy webhook's rule), or set cidr-migration:services.bridgeOldIps to false: clients that cached an old ClusterIP then fail until they resolve the name again",
+  }];
+}

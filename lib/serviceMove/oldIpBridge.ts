@@ -1,0 +1,71 @@
+import { KubeObject, KubeRest } from "./kubeRest";
+import { retryOnConflict } from "./retryOnConflict";
+
+/**
+ * The old-ClusterIP bridge (config services.bridgeOldIps): a moved Service keeps answering at its old ClusterIP,
+ * as one more entry in its spec.externalIPs (kube-proxy routes an external IP to the same endpoints, for pods as for
+ * anyone), until every pod has been re-created and can no longer hold the old address from before the move. The
+ * annotation says which entry is ours, so the removal at the end takes that one and nothing the user wrote.
+ */
+
+export const BRIDGE_ANNOTATION = "cidr-migration.io/old-cluster-ip-bridge";
+
+function externalIpsOf(service: KubeObject): string[] {
+  const ips = (service.spec as { externalIPs?: unknown } | undefined)?.externalIPs;
+  return Array.isArray(ips) ? ips.filter((ip): ip is string => typeof ip === "string") : [];
+}
+
+/**
+ * The body with `oldIp` bridged: appended to spec.externalIPs and named in the annotation. A Service whose user
+ * already lists that address answers there anyway: it is returned as it is, and the removal will not touch it.
+ */
+export function withOldIpBridge(body: KubeObject, oldIp: string): KubeObject {
+  const existing = externalIpsOf(body);
+  if (existing.includes(oldIp)) return body;
+  const bridged = structuredClone(body);
+  bridged.spec = { ...(bridged.spec as Record<string, unknown> | undefined), externalIPs: [...existing, oldIp] };
+  bridged.metadata = { ...bridged.metadata, annotations: { ...bridged.metadata?.annotations, [BRIDGE_ANNOTATION]: oldIp } };
+  return bridged;
+}
+
+/** The old IP a Service is bridged at, when it is. */
+export function bridgedIpOf(service: KubeObject): string | undefined {
+  return service.metadata?.annotations?.[BRIDGE_ANNOTATION];
+}
+
+/**
+ * The merge patch that ends a Service's bridge: its externalIPs as they were before (the field gone when the user
+ * had none) and the annotation gone, conditioned on the resourceVersion read. Undefined: no bridge on it.
+ */
+export function bridgeRemovalPatch(service: KubeObject): Record<string, unknown> | undefined {
+  const ip = bridgedIpOf(service);
+  if (ip === undefined) return undefined;
+  const kept = externalIpsOf(service).filter((e) => e !== ip);
+  return {
+    metadata: { resourceVersion: service.metadata?.resourceVersion, annotations: { [BRIDGE_ANNOTATION]: null } },
+    spec: { externalIPs: kept.length > 0 ? kept : null },
+  };
+}
+
+/**
+ * Ends every bridge in the cluster (found by the annotation, so an interrupted earlier run's are ended too), each
+ * patch conditioned on the version read and retried on a conflict. Returns "namespace/name old-ip" per Service.
+ */
+export async function removeOldIpBridges(rest: KubeRest): Promise<string[]> {
+  const bridged = (await rest.list("/api/v1/services")).filter((s) => bridgedIpOf(s) !== undefined);
+  const removed: string[] = [];
+  for (const service of bridged) {
+    const { namespace = "", name = "" } = service.metadata ?? {};
+    // spelt out rather than kubeRest's `paths`: the dynamic provider serializes this function, and a captured
+    // object whose methods call each other does not survive that
+    const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/services/${encodeURIComponent(name)}`;
+    const ip = bridgedIpOf(service);
+    await retryOnConflict(5, async () => {
+      const current = await rest.getOptional(path);
+      const patch = current ? bridgeRemovalPatch(current) : undefined;
+      if (patch) await rest.mergePatch(path, patch);
+    });
+    removed.push(`${namespace}/${name} ${ip}`);
+  }
+  return removed;
+}
