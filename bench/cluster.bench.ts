@@ -4,8 +4,9 @@
  * traffic from real pods throughout (test/testbed/nodes/prober): DNS lookups of Service names through each pod's own
  * resolv.conf, HTTP to Services by name through kube-proxy, and HTTP to a Service's ClusterIP from before the move,
  * as a client that cached it. Prints the per-phase times, each node's time beside the runbook's 5–8 min, and the
- * prober's failures per phase with the longest outage per Service. A fresh cluster for the run (root; about 2 min).
- * Figures only, never pass/fail.
+ * prober's failures per phase with the longest outage per Service. Twice, each on a fresh cluster (root; about
+ * 2 min to bring up): without and with services.bridgeOldIps, the old ClusterIPs kept answering until the pods have
+ * moved; `--no-bridge` or `--bridge` runs one. Figures only, never pass/fail.
  */
 import { spawn } from "child_process";
 import * as fs from "fs";
@@ -26,10 +27,11 @@ const BASELINE_MS = 10_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const seconds = (ms: number) => (ms / 1000).toFixed(1);
 
-function run(args: string[], env: Record<string, string>, logFile: string): Promise<number | null> {
+/** The CLI (or `pulumi` itself), its output to `logFile`; resolves with its exit code. */
+function run(args: string[], env: Record<string, string>, logFile: string, command = CLI): Promise<number | null> {
   return new Promise((resolve, reject) => {
     const log = fs.openSync(logFile, "w");
-    const child = spawn(CLI, args, { cwd: REPO_ROOT, env: { ...process.env, ...env, COLUMNS: "200" }, stdio: ["ignore", log, log] });
+    const child = spawn(command, args, { cwd: REPO_ROOT, env: { ...process.env, ...env, COLUMNS: "200" }, stdio: ["ignore", log, log] });
     child.on("error", reject);
     child.on("close", (code) => { fs.closeSync(log); resolve(code); });
   });
@@ -63,14 +65,28 @@ function table(rows: string[][]): string {
   return rows.map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ")).join("\n");
 }
 
-async function main(): Promise<void> {
+interface RunFigures {
+  bridge: boolean;
+  upSeconds: number;
+  cachedIpFailures: number;
+  cachedIpRequests: number;
+  longestCachedOutageSeconds: number;
+  failedLookups: number;
+  failedByName: number;
+}
+
+/** One migration on a fresh cluster, with or without services.bridgeOldIps; prints its tables, returns its headline figures. */
+async function migrateOnce(bridge: boolean): Promise<RunFigures> {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), "bench-cluster-"));
-  console.log("bench:cluster — a fresh node lab (cidr-migration sandbox up --nodes)");
+  console.log(`\n=== services.bridgeOldIps: ${bridge} — a fresh node lab (cidr-migration sandbox up --nodes)`);
   let started = performance.now();
   await labDown();
   const lab: LabInfo = await labUp();
   console.log(`  cluster up: ${seconds(performance.now() - started)} s`);
   const env = stackEnv();
+  if (bridge && (await run(["pulumi", "config", "set", "--path", "services.bridgeOldIps", "true", "--stack", lab.stack], env, path.join(work, "config.log"), "pulumi")) !== 0) {
+    throw new Error(`pulumi config set services.bridgeOldIps failed; see ${work}/config.log`);
+  }
 
   const { cachedIp } = startProbeWorkload(lab.kubeconfigPath);
   console.log(`  workload and prober ready; echo-a's cached ClusterIP ${cachedIp}; baseline ${BASELINE_MS / 1000} s`);
@@ -114,10 +130,36 @@ async function main(): Promise<void> {
     ["whole run", ...PROBES.map((p) => cell(traffic.total[p]))],
   ]));
   console.log("\nLongest outage per probe and target (first failure to the next success)\n");
-  console.log(table([["probe", "target", "outage s", "failures", "during", "first error"], ...traffic.longest.map((o) => [
+  if (traffic.longest.length === 0) console.log("  none: no probe failed");
+  else console.log(table([["probe", "target", "outage s", "failures", "during", "first error"], ...traffic.longest.map((o) => [
     o.probe, o.target, `${seconds(o.millis)}${o.open ? " (open at pod stop)" : ""}`, String(o.failures), o.phases.join(", "), (o.firstError ?? "").slice(0, 80),
   ])]));
-  if (traffic.longest.length === 0) console.log("  none: no probe failed");
+  const cached = traffic.longest.find((o) => o.probe === "oldip");
+  return {
+    bridge,
+    upSeconds: upMs / 1000,
+    cachedIpFailures: traffic.total.oldip.fail,
+    cachedIpRequests: traffic.total.oldip.ok + traffic.total.oldip.fail,
+    longestCachedOutageSeconds: (cached?.millis ?? 0) / 1000,
+    failedLookups: traffic.total.dns.fail,
+    failedByName: traffic.total.name.fail,
+  };
+}
+
+async function main(): Promise<void> {
+  // `--bridge` or `--no-bridge` runs one; both by default, the comparison the issue asks for
+  const modes = process.argv.includes("--bridge") ? [true] : process.argv.includes("--no-bridge") ? [false] : [false, true];
+  const figures: RunFigures[] = [];
+  for (const bridge of modes) figures.push(await migrateOnce(bridge));
+  console.log("\n=== Summary\n");
+  console.log(table([["services.bridgeOldIps", "up s", "failed DNS lookups", "failed HTTP by name", "failed HTTP to cached IP", "longest cached-IP outage s"], ...figures.map((f) => [
+    String(f.bridge), f.upSeconds.toFixed(1), String(f.failedLookups), String(f.failedByName), `${f.cachedIpFailures} of ${f.cachedIpRequests}`, f.longestCachedOutageSeconds.toFixed(1),
+  ])]));
+  const [without, withBridge] = [figures.find((f) => !f.bridge), figures.find((f) => f.bridge)];
+  if (without && withBridge) {
+    console.log(`\n  the bridge: cached-IP failures ${without.cachedIpFailures} → ${withBridge.cachedIpFailures}; longest cached-IP outage ${without.longestCachedOutageSeconds.toFixed(1)} s → ${withBridge.longestCachedOutageSeconds.toFixed(1)} s`);
+  }
+  console.log("\n  the node lab is left up with the last run's cluster; cidr-migration sandbox down --nodes removes it");
 }
 
 main().catch((err) => {
