@@ -306,14 +306,11 @@ function checkCapacity(
   }
 }
 
+/**
+ * kubeadm-rejoin resets and joins workers only; control-plane nodes re-register under either strategy (a reset
+ * would remove their etcd member), so it suits any number of control-plane nodes.
+ */
 function checkRollout(r: Reader, rollout: MigrationConfig["nodeRollout"], nodes: NodeTarget[]): void {
-  const controlPlanes = nodes.filter((n) => n.role === "control-plane").length;
-  if (rollout.strategy === "kubeadm-rejoin" && controlPlanes > 0 && controlPlanes < 3) {
-    r.fail(
-      "nodeRollout.strategy",
-      `"kubeadm-rejoin" runs kubeadm reset on each control-plane node, which removes its etcd member; with ${controlPlanes} control-plane node(s) that breaks etcd quorum — use "reregister" (it never touches etcd membership)`,
-    );
-  }
   if (rollout.canary !== undefined && nodes.length > 0 && !nodes.some((n) => n.name === rollout.canary)) {
     r.fail("nodeRollout.canary", `${show(rollout.canary)} is not in nodes; did you mean "${closest(rollout.canary, nodes.map((n) => n.name))}"?`);
   }

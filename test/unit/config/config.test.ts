@@ -141,17 +141,15 @@ describe("lib/config validateConfig", () => {
     assert.ok(problems.some((p) => p.key === "cidr-migration:nodes[3].rol" && /did you mean "role"/.test(p.message)), JSON.stringify(problems));
   });
   it("rejects a bad cni with a suggestion", () => rejects(withValue("cni", "calco"), "cni", [/"calco"/, /did you mean "calico"/]));
-  it("rejects kubeadm-rejoin with one control-plane node (etcd quorum)", () => {
-    const values = baseValues();
-    values.nodes = [{ name: "cp-1", host: "10.0.0.11", role: "control-plane" }, { name: "w", host: "10.0.0.21", role: "worker" }];
-    values.nodeRollout = { strategy: "kubeadm-rejoin" };
-    rejects(values, "nodeRollout.strategy", [/kubeadm-rejoin/, /1 control-plane/, /quorum/, /reregister/]);
-  });
-  it("rejects kubeadm-rejoin with two control-plane nodes", () => {
-    const values = baseValues();
-    values.nodes = (values.nodes as unknown[]).filter((_, i) => i !== 2);
-    values.nodeRollout = { strategy: "kubeadm-rejoin" };
-    rejects(values, "nodeRollout.strategy", [/2 control-plane/]);
+  it("accepts kubeadm-rejoin with one or two control-plane nodes: it resets workers only, control-plane nodes re-register", () => {
+    const one = baseValues();
+    one.nodes = [{ name: "cp-1", host: "10.0.0.11", role: "control-plane" }, { name: "w", host: "10.0.0.21", role: "worker" }];
+    one.nodeRollout = { strategy: "kubeadm-rejoin" };
+    assert.equal(validateConfig({ values: one }).nodeRollout.strategy, "kubeadm-rejoin");
+    const two = baseValues();
+    two.nodes = (two.nodes as unknown[]).filter((_, i) => i !== 2);
+    two.nodeRollout = { strategy: "kubeadm-rejoin" };
+    assert.equal(validateConfig({ values: two }).nodeRollout.strategy, "kubeadm-rejoin");
   });
   it("accepts kubeadm-rejoin with three control-plane nodes", () => {
     const values = baseValues();
