@@ -8,57 +8,14 @@
  * 2 min to bring up): without and with services.bridgeOldIps, the old ClusterIPs kept answering until the pods have
  * moved; `--no-bridge` or `--bridge` runs one. Figures only, never pass/fail.
  */
-import { spawn } from "child_process";
-import * as fs from "fs";
-import * as os from "os";
-import * as path from "path";
-import { performance } from "perf_hooks";
-import { labDown, labUp, LabInfo, stackEnv } from "../test/testbed/nodes/labStack";
-import { readProberRecords, startProbeWorkload, stopProber } from "../test/testbed/nodes/probeWorkload";
-import { phaseWindows, TimedEvent, Window } from "./engineTimeline";
-import { PROBES, summarizeTraffic } from "./trafficSummary";
+import { phaseWindows, Window } from "../test/testbed/nodes/engineTimeline";
+import { migrateLab } from "../test/testbed/nodes/labMigration";
+import { PROBES, summarizeTraffic } from "../test/testbed/nodes/trafficSummary";
 
-const REPO_ROOT = path.join(__dirname, "..");
-const CLI = path.join(REPO_ROOT, "bin", "cidr-migration");
 /** The published runbook's time per node (drain, reset, rejoin by hand). */
 const RUNBOOK_NODE_SECONDS = { low: 5 * 60, high: 8 * 60 };
-const BASELINE_MS = 10_000;
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const seconds = (ms: number) => (ms / 1000).toFixed(1);
-
-/** The CLI (or `pulumi` itself), its output to `logFile`; resolves with its exit code. */
-function run(args: string[], env: Record<string, string>, logFile: string, command = CLI): Promise<number | null> {
-  return new Promise((resolve, reject) => {
-    const log = fs.openSync(logFile, "w");
-    const child = spawn(command, args, { cwd: REPO_ROOT, env: { ...process.env, ...env, COLUMNS: "200" }, stdio: ["ignore", log, log] });
-    child.on("error", reject);
-    child.on("close", (code) => { fs.closeSync(log); resolve(code); });
-  });
-}
-
-/** Reads the engine's event log as it grows, stamping each event when it arrives. */
-function tailEvents(file: string): { events: TimedEvent[]; stop: () => void } {
-  const events: TimedEvent[] = [];
-  let offset = 0;
-  let partial = "";
-  const poll = () => {
-    if (!fs.existsSync(file)) return;
-    const size = fs.statSync(file).size;
-    if (size <= offset) return;
-    const fd = fs.openSync(file, "r");
-    const buffer = Buffer.alloc(size - offset);
-    fs.readSync(fd, buffer, 0, buffer.length, offset);
-    fs.closeSync(fd);
-    offset = size;
-    const lines = (partial + buffer.toString("utf8")).split("\n");
-    partial = lines.pop() ?? "";
-    const at = Date.now();
-    for (const line of lines.filter((l) => l.trim())) events.push({ at, event: JSON.parse(line) });
-  };
-  const timer = setInterval(poll, 250);
-  return { events, stop: () => { clearInterval(timer); poll(); } };
-}
 
 function table(rows: string[][]): string {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
@@ -77,38 +34,11 @@ interface RunFigures {
 
 /** One migration on a fresh cluster, with or without services.bridgeOldIps; prints its tables, returns its headline figures. */
 async function migrateOnce(bridge: boolean): Promise<RunFigures> {
-  const work = fs.mkdtempSync(path.join(os.tmpdir(), "bench-cluster-"));
   console.log(`\n=== services.bridgeOldIps: ${bridge} — a fresh node lab (cidr-migration sandbox up --nodes)`);
-  let started = performance.now();
-  await labDown();
-  const lab: LabInfo = await labUp();
-  console.log(`  cluster up: ${seconds(performance.now() - started)} s`);
-  const env = stackEnv();
-  if (bridge && (await run(["pulumi", "config", "set", "--path", "services.bridgeOldIps", "true", "--stack", lab.stack], env, path.join(work, "config.log"), "pulumi")) !== 0) {
-    throw new Error(`pulumi config set services.bridgeOldIps failed; see ${work}/config.log`);
-  }
-
-  const { cachedIp } = startProbeWorkload(lab.kubeconfigPath);
-  console.log(`  workload and prober ready; echo-a's cached ClusterIP ${cachedIp}; baseline ${BASELINE_MS / 1000} s`);
-  await sleep(BASELINE_MS);
-
-  started = performance.now();
-  const previewCode = await run(["pulumi", "preview", "--diff", "--stack", lab.stack], env, path.join(work, "preview.log"));
-  const previewMs = performance.now() - started;
-  const eventLog = path.join(work, "events.jsonl");
-  const tail = tailEvents(eventLog);
-  started = performance.now();
-  const upCode = await run(["pulumi", "up", "--yes", "--skip-preview", "--stack", lab.stack, "--event-log", eventLog], env, path.join(work, "up.log"));
-  const upMs = performance.now() - started;
-  tail.stop();
-  started = performance.now();
-  const verifyCode = await run(["verify", "--stack", lab.stack], env, path.join(work, "verify.log"));
-  const verifyMs = performance.now() - started;
-  await sleep(BASELINE_MS);
-  stopProber(lab.kubeconfigPath);
-
-  const { phases, nodes } = phaseWindows(tail.events, lab.nodes.map((n) => n.name));
-  console.log(`\n  preview ${seconds(previewMs)} s (exit ${previewCode}), up ${seconds(upMs)} s (exit ${upCode}), verify ${seconds(verifyMs)} s (exit ${verifyCode}); logs in ${work}`);
+  const m = await migrateLab({ bridge, log: (line) => console.log(`  ${line}`) });
+  const { lab, cachedIp, preview, up, verify } = m;
+  const { phases, nodes } = phaseWindows(m.events, lab.nodes.map((n) => n.name));
+  console.log(`\n  cluster up ${seconds(m.clusterUpMillis)} s; preview ${seconds(preview.millis)} s (exit ${preview.exitCode}), up ${seconds(up.millis)} s (exit ${up.exitCode}), verify ${seconds(verify.millis)} s (exit ${verify.exitCode}); logs in ${m.work}`);
   console.log("\nPhases (from the engine's events; they overlap where the graph runs them side by side)\n");
   const t0 = phases[0]?.start ?? 0;
   console.log(table([["phase", "starts at s", "takes s"], ...phases.map((w: Window) => [w.name, seconds(w.start - t0), seconds(w.end - w.start)])]));
@@ -118,7 +48,7 @@ async function migrateOnce(bridge: boolean): Promise<RunFigures> {
     return [w.name, s.toFixed(1), `${(RUNBOOK_NODE_SECONDS.low / s).toFixed(0)}–${(RUNBOOK_NODE_SECONDS.high / s).toFixed(0)}×`];
   })]));
 
-  const records = readProberRecords();
+  const records = m.records;
   const nameservers = [...new Set(records.filter((r) => r.kind === "start").flatMap((r) => r.nameservers as string[]))];
   const pods = records.filter((r) => r.kind === "start").length;
   const traffic = summarizeTraffic(records, phases);
@@ -137,7 +67,7 @@ async function migrateOnce(bridge: boolean): Promise<RunFigures> {
   const cached = traffic.longest.find((o) => o.probe === "oldip");
   return {
     bridge,
-    upSeconds: upMs / 1000,
+    upSeconds: up.millis / 1000,
     cachedIpFailures: traffic.total.oldip.fail,
     cachedIpRequests: traffic.total.oldip.ok + traffic.total.oldip.fail,
     longestCachedOutageSeconds: (cached?.millis ?? 0) / 1000,

@@ -1,7 +1,7 @@
 import { strict as assert } from "assert";
-import { phasesAt, summarizeTraffic } from "../../../bench/trafficSummary";
+import { phasesAt, summarizeTraffic } from "../../testbed/nodes/trafficSummary";
 
-describe("bench traffic summary", () => {
+describe("node lab: traffic summary", () => {
   const phases = [
     { name: "services", start: 10_000, end: 20_000 },
     { name: "nodes", start: 30_000, end: 50_000 },

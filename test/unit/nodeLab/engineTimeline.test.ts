@@ -1,5 +1,5 @@
 import { strict as assert } from "assert";
-import { phaseWindows, TimedEvent } from "../../../bench/engineTimeline";
+import { phaseWindows, TimedEvent } from "../../testbed/nodes/engineTimeline";
 
 const STACK = "urn:pulumi:nodes::cidr-migration::pulumi:pulumi:Stack";
 const provider = "urn:pulumi:nodes::cidr-migration::pulumi:providers:command::default::id";
@@ -7,7 +7,7 @@ const urn = (chain: string, name: string) => `urn:pulumi:nodes::cidr-migration::
 const pre = (at: number, u: string, withProvider = true): TimedEvent => ({ at, event: { resourcePreEvent: { metadata: { urn: u, provider: withProvider ? provider : "" } } } });
 const out = (at: number, u: string, withProvider = true): TimedEvent => ({ at, event: { resOutputsEvent: { metadata: { urn: u, provider: withProvider ? provider : "" } } } });
 
-describe("bench engine timeline", () => {
+describe("node lab: engine timeline", () => {
   const controlPlane = urn("cidr-migration:controlPlane:ControlPlane", "control-plane");
   const nodes = urn("cidr-migration:nodeRollout:NodeRollout", "nodes");
   const cpEdit = urn("cidr-migration:controlPlane:ControlPlane$command:remote:Command", "control-plane-cp-1-apiserver");

@@ -1,0 +1,117 @@
+// One migration of the node lab as an operator runs it, with live traffic throughout: a fresh cluster
+// (`sandbox up --nodes`), the probe workload, then `pulumi preview`, `pulumi up` (its event log tailed as it grows)
+// and `cidr-migration verify`, each through the CLI with the stack's environment. What bench:cluster prints and
+// test/lab asserts. Runtime code: no mocha.
+import { spawn } from "child_process";
+import * as fs from "fs";
+import * as os from "os";
+import * as path from "path";
+import { performance } from "perf_hooks";
+import { TimedEvent } from "./engineTimeline";
+import { labDown, LabInfo, labUp, stackEnv } from "./labStack";
+import { readProberRecords, startProbeWorkload, stopProber } from "./probeWorkload";
+
+const REPO_ROOT = path.join(__dirname, "..", "..", "..");
+const CLI = path.join(REPO_ROOT, "bin", "cidr-migration");
+/** Traffic before the first preview and after verify: what the cluster looks like undisturbed. */
+const BASELINE_MS = 10_000;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export interface LabMigrationOptions {
+  /** services.bridgeOldIps */
+  bridge: boolean;
+  /** nodeRollout.strategy (default the stack's, reregister) */
+  strategy?: "reregister" | "kubeadm-rejoin";
+  log?: (line: string) => void;
+}
+
+export interface Timed {
+  exitCode: number | null;
+  millis: number;
+  logFile: string;
+}
+
+export interface LabMigration {
+  lab: LabInfo;
+  /** where the logs of each command are */
+  work: string;
+  clusterUpMillis: number;
+  cachedIp: string;
+  preview: Timed;
+  up: Timed;
+  verify: Timed;
+  /** the engine's events of `pulumi up`, each stamped when it was read */
+  events: TimedEvent[];
+  /** everything the prober pods recorded */
+  records: Array<Record<string, unknown>>;
+}
+
+/** The CLI (or `pulumi` itself), its output to `logFile`; resolves with its exit code and wall time. */
+function run(args: string[], env: Record<string, string>, logFile: string, command = CLI): Promise<Timed> {
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const log = fs.openSync(logFile, "w");
+    const child = spawn(command, args, { cwd: REPO_ROOT, env: { ...process.env, ...env, COLUMNS: "200" }, stdio: ["ignore", log, log] });
+    child.on("error", reject);
+    child.on("close", (exitCode) => {
+      fs.closeSync(log);
+      resolve({ exitCode, millis: performance.now() - started, logFile });
+    });
+  });
+}
+
+/** Reads the engine's event log as it grows, stamping each event when it arrives (the events hold whole seconds only). */
+function tailEvents(file: string): { events: TimedEvent[]; stop: () => void } {
+  const events: TimedEvent[] = [];
+  let offset = 0;
+  let partial = "";
+  const poll = () => {
+    if (!fs.existsSync(file)) return;
+    const size = fs.statSync(file).size;
+    if (size <= offset) return;
+    const fd = fs.openSync(file, "r");
+    const buffer = Buffer.alloc(size - offset);
+    fs.readSync(fd, buffer, 0, buffer.length, offset);
+    fs.closeSync(fd);
+    offset = size;
+    const lines = (partial + buffer.toString("utf8")).split("\n");
+    partial = lines.pop() ?? "";
+    const at = Date.now();
+    for (const line of lines.filter((l) => l.trim())) events.push({ at, event: JSON.parse(line) });
+  };
+  const timer = setInterval(poll, 250);
+  return { events, stop: () => { clearInterval(timer); poll(); } };
+}
+
+export async function migrateLab(opts: LabMigrationOptions): Promise<LabMigration> {
+  const log = opts.log ?? (() => undefined);
+  const work = fs.mkdtempSync(path.join(os.tmpdir(), "lab-migration-"));
+  const started = performance.now();
+  await labDown();
+  const lab = await labUp();
+  const clusterUpMillis = performance.now() - started;
+  log(`cluster up in ${(clusterUpMillis / 1000).toFixed(1)} s`);
+  const env = stackEnv();
+  const settings: Array<[string, string]> = [["services.bridgeOldIps", String(opts.bridge)], ...(opts.strategy ? [["nodeRollout.strategy", opts.strategy] as [string, string]] : [])];
+  for (const [key, value] of settings) {
+    const set = await run(["config", "set", "--path", key, value, "--stack", lab.stack], env, path.join(work, "config.log"), "pulumi");
+    if (set.exitCode !== 0) throw new Error(`pulumi config set ${key} ${value} failed; see ${set.logFile}`);
+  }
+
+  const { cachedIp } = startProbeWorkload(lab.kubeconfigPath);
+  log(`workload and prober ready; echo-a's cached ClusterIP ${cachedIp}`);
+  await sleep(BASELINE_MS);
+  const preview = await run(["pulumi", "preview", "--diff", "--stack", lab.stack], env, path.join(work, "preview.log"));
+  log(`preview: exit ${preview.exitCode}`);
+  const eventLog = path.join(work, "events.jsonl");
+  const tail = tailEvents(eventLog);
+  const up = await run(["pulumi", "up", "--yes", "--skip-preview", "--stack", lab.stack, "--event-log", eventLog], env, path.join(work, "up.log"));
+  tail.stop();
+  log(`up: exit ${up.exitCode} in ${(up.millis / 1000).toFixed(1)} s`);
+  const verify = await run(["verify", "--stack", lab.stack], env, path.join(work, "verify.log"));
+  log(`verify: exit ${verify.exitCode}`);
+  await sleep(BASELINE_MS);
+  stopProber(lab.kubeconfigPath);
+  return { lab, work, clusterUpMillis, cachedIp, preview, up, verify, events: tail.events, records: readProberRecords() };
+}
