@@ -1,0 +1,119 @@
+// The migration on real nodes (issue 14), `npm run test:lab`: each case brings up a fresh 3-node kubeadm cluster
+// (containerd, kubelet, Flannel, kube-proxy, CoreDNS; `sandbox up --nodes`), starts live traffic from real pods, and
+// runs `pulumi preview`, `pulumi up` and `cidr-migration verify` through the real engine as an operator does. Then it
+// checks the cluster itself: every pod and node podCIDR in the new range, cni0 and flannel.1 on each node's new
+// subnet, DNS at its final address, and what the prober saw. Needs root and the node builds (about 15 min cold);
+// each case takes about 8 minutes. Not part of `npm test`: its builds do not fit CI's time on a cold machine.
+import { strict as assert } from "assert";
+import { spawnSync } from "child_process";
+import * as path from "path";
+import { cidrContains } from "../../lib/net/cidr";
+import { phaseWindows } from "../testbed/nodes/engineTimeline";
+import { LAB_RANGES, labDir, labDown } from "../testbed/nodes/labStack";
+import { LabMigration, migrateLab } from "../testbed/nodes/labMigration";
+import { summarizeTraffic } from "../testbed/nodes/trafficSummary";
+
+const LAB_SH = path.join(__dirname, "..", "testbed", "nodes", "lab.sh");
+const NEW_POD_RANGE = LAB_RANGES.podCidr.to;
+const DNS_FINAL_IP = "10.112.0.10";
+
+function kubectlJson(m: LabMigration, args: string[]): { items: Array<Record<string, any>> } & Record<string, any> {
+  const result = spawnSync(path.join(labDir(), "bin", "kubectl"), ["--kubeconfig", m.lab.kubeconfigPath, ...args, "-o", "json"], { encoding: "utf8", maxBuffer: 64 << 20 });
+  assert.equal(result.status, 0, result.stderr);
+  return JSON.parse(result.stdout);
+}
+
+function inNode(node: string, command: string[]): string {
+  const result = spawnSync("bash", [LAB_SH, "exec", node, ...command], { encoding: "utf8" });
+  assert.equal(result.status, 0, `${command.join(" ")} on ${node}: ${result.stderr}`);
+  return result.stdout;
+}
+
+/** The IPv4 address of `device` inside `node`, as "a.b.c.d/len". */
+function deviceAddress(node: string, device: string): string {
+  const match = /inet (\S+)/.exec(inNode(node, ["ip", "-4", "-o", "addr", "show", "dev", device]));
+  assert.ok(match, `${device} on ${node} has an IPv4 address`);
+  return match[1];
+}
+
+function migratedCluster(m: LabMigration): void {
+  assert.equal(m.preview.exitCode, 0, `pulumi preview failed; see ${m.preview.logFile}`);
+  assert.equal(m.up.exitCode, 0, `pulumi up failed; see ${m.up.logFile}`);
+  assert.equal(m.verify.exitCode, 0, `cidr-migration verify failed; see ${m.verify.logFile}`);
+
+  const nodes = kubectlJson(m, ["get", "nodes"]).items;
+  assert.deepEqual(nodes.map((n) => n.metadata.name).sort(), m.lab.nodes.map((n) => n.name).sort(), "every node came back");
+  for (const node of nodes) {
+    const podCidr: string = node.spec.podCIDR;
+    assert.ok(cidrContains(NEW_POD_RANGE, podCidr), `${node.metadata.name}'s podCIDR ${podCidr} is in ${NEW_POD_RANGE}`);
+    assert.ok(node.status.conditions.some((c: { type: string; status: string }) => c.type === "Ready" && c.status === "True"), `${node.metadata.name} is Ready`);
+    // what the CNI really put on the node: the bridge's gateway and the VXLAN device in its new subnet
+    const [cni0, flannel] = [deviceAddress(node.metadata.name, "cni0"), deviceAddress(node.metadata.name, "flannel.1")];
+    assert.ok(cidrContains(podCidr, cni0.split("/")[0]), `cni0 ${cni0} on ${node.metadata.name} is in ${podCidr}`);
+    assert.ok(cidrContains(podCidr, flannel.split("/")[0]), `flannel.1 ${flannel} on ${node.metadata.name} is in ${podCidr}`);
+  }
+  const pods = kubectlJson(m, ["get", "pods", "--all-namespaces"]).items.filter((p) => !p.spec.hostNetwork && p.status.podIP);
+  assert.ok(pods.length >= 5, `pods with their own network run (${pods.length})`);
+  for (const pod of pods) assert.ok(cidrContains(NEW_POD_RANGE, pod.status.podIP), `${pod.metadata.namespace}/${pod.metadata.name} ${pod.status.podIP} is in ${NEW_POD_RANGE}`);
+  const dns = kubectlJson(m, ["-n", "kube-system", "get", "service", "kube-dns"]);
+  assert.equal(dns.spec.clusterIP, DNS_FINAL_IP);
+}
+
+function trafficOf(m: LabMigration) {
+  const { phases } = phaseWindows(m.events, m.lab.nodes.map((n) => n.name));
+  const pods = m.records.filter((r) => r.kind === "start").length;
+  return { phases, pods, traffic: summarizeTraffic(m.records, phases) };
+}
+
+describe("the migration on real nodes (node lab)", function () {
+  this.timeout(30 * 60_000);
+  after(async () => {
+    await labDown();
+  });
+
+  describe("reregister, no bridge", () => {
+    let m: LabMigration;
+    before(async () => {
+      m = await migrateLab({ bridge: false, strategy: "reregister" });
+    });
+
+    it("migrates the cluster: verify clean, every pod and podCIDR new, cni0 and flannel.1 on the new subnets, DNS at its final IP", () => {
+      migratedCluster(m);
+    });
+
+    it("live traffic: no DNS lookup and no request by name failed from the first preview to the final verify", () => {
+      const { pods, traffic } = trafficOf(m);
+      assert.ok(pods >= 2, "the prober ran");
+      assert.ok(traffic.total.dns.ok > 1000 && traffic.total.name.ok > 500, JSON.stringify(traffic.total));
+      assert.deepEqual([traffic.total.dns.fail, traffic.total.name.fail], [0, 0], JSON.stringify(traffic.longest));
+    });
+  });
+
+  describe("kubeadm-rejoin for the workers, with the old-ClusterIP bridge", () => {
+    let m: LabMigration;
+    before(async () => {
+      m = await migrateLab({ bridge: true, strategy: "kubeadm-rejoin" });
+    });
+
+    it("migrates the cluster: verify clean, every pod and podCIDR new, cni0 and flannel.1 on the new subnets, DNS at its final IP", () => {
+      migratedCluster(m);
+    });
+
+    it("the workers were reset and joined by kubeadm; the control plane re-registered", () => {
+      const steps = m.events.flatMap((e) => (e.event.resOutputsEvent?.metadata?.urn ?? "").split("::").slice(-1));
+      for (const worker of m.lab.nodes.filter((n) => n.role === "worker")) assert.ok(steps.includes(`nodes-${worker.name}-kubeadm-rejoin`), worker.name);
+      const cp = m.lab.nodes.find((n) => n.role === "control-plane")!;
+      assert.ok(!steps.includes(`nodes-${cp.name}-kubeadm-rejoin`), "no kubeadm reset on the control plane");
+    });
+
+    it("live traffic: no failed lookup or request by name; a client holding the old ClusterIP is answered until the bridges end", () => {
+      const { phases, traffic } = trafficOf(m);
+      assert.deepEqual([traffic.total.dns.fail, traffic.total.name.fail], [0, 0], JSON.stringify(traffic.longest));
+      const bridgesEnd = phases.find((w) => w.name === "old-ip-bridges");
+      assert.ok(bridgesEnd, "the old-ip-bridges step ran");
+      const cachedBeforeEnd = m.records.filter((r) => r.kind === "second" && r.probe === "oldip" && (r.t as number) * 1000 < bridgesEnd.start);
+      assert.ok(cachedBeforeEnd.reduce((n, r) => n + (r.ok as number), 0) > 500, "the cached address was probed throughout");
+      assert.equal(cachedBeforeEnd.reduce((n, r) => n + (r.fail as number), 0), 0, JSON.stringify(traffic.longest));
+    });
+  });
+});
