@@ -50,7 +50,7 @@ function echoObjects(): object[] {
               image: `registry.k8s.io/e2e-test-images/agnhost:v${kube}-test-bed`,
               imagePullPolicy: "Never",
               args: ["netexec", "--http-port=80", "--delay-shutdown=5"],
-              readinessProbe: { httpGet: { path: "/healthz", port: 80 }, periodSeconds: 1 },
+              readinessProbe: { httpGet: { path: "/readyz", port: 80 }, periodSeconds: 1 },
             }],
           },
         },
