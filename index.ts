@@ -105,6 +105,7 @@ export = async () => {
     parallelism: config.services.parallelism,
     allowLoadBalancerRecreate: config.services.allowLoadBalancerRecreate,
     bridgeOldIps: config.services.bridgeOldIps,
+    serviceWatchersBefore: preflight.serviceWatchers,
     serviceCidr: config.serviceCidr.to,
   }, o));
 

@@ -6,6 +6,8 @@ import { Plan } from "../lib/plan/planModel";
 import { runPreflight } from "../lib/preflight";
 import { Sensitive } from "../lib/config/sensitive";
 import { runVerify } from "../lib/verify";
+import { kubeRest } from "../lib/serviceMove/kubeRest";
+import { readServiceWatchCount } from "../lib/serviceMove/serviceWatchers";
 import { requiredStrings, secretIfGiven, throwIfFailed, TypedProvider, Wire, withSecretOutputs } from "./wire";
 
 /**
@@ -60,6 +62,8 @@ export interface ClusterAuditOutputs {
   infos: number;
   /** The report as `cidr-migration preflight|verify --json` prints it. */
   reportJson: string;
+  /** preflight: the apiserver's open Service watches before anything changed (lib/serviceMove/serviceWatchers.ts) */
+  serviceWatchers?: number;
 }
 
 /** Why an audit stops the graph, one line per finding that counts; undefined when it passes. */
@@ -75,6 +79,7 @@ async function audit(inputs: AuditInputs): Promise<ClusterAuditOutputs> {
   const config = JSON.parse(inputs.configJson) as MigrationConfig;
   const kubeConfig = loadKubeConfig({ content: new Sensitive(inputs.kubeconfig) }, "kubeconfig");
   let report: FindingReport;
+  let serviceWatchers: number | undefined;
   if (inputs.kind === "preflight") {
     const credentials =
       inputs.etcdCaCert || inputs.etcdCert
@@ -85,6 +90,12 @@ async function audit(inputs: AuditInputs): Promise<ClusterAuditOutputs> {
           }
         : undefined;
     report = (await runPreflight({ config, kubeConfig, etcd: { credentials } })).report;
+    const rest = await kubeRest(kubeConfig, { maxSockets: 1 });
+    try {
+      serviceWatchers = await readServiceWatchCount(rest);
+    } finally {
+      rest.close();
+    }
   } else {
     const plan = inputs.planJson ? (JSON.parse(inputs.planJson) as Plan) : undefined;
     report = await runVerify({ config, kubeConfig, reviewedPlan: plan ? { plan, source: "the reviewed plan" } : undefined });
@@ -100,6 +111,7 @@ async function audit(inputs: AuditInputs): Promise<ClusterAuditOutputs> {
     warnings: counts.warning,
     infos: counts.info,
     reportJson: JSON.stringify(report),
+    ...(serviceWatchers === undefined ? {} : { serviceWatchers }),
   };
 }
 
@@ -150,6 +162,7 @@ const SECRET_INPUTS = ["kubeconfig", "etcdCaCert", "etcdCert", "etcdKey"];
 
 abstract class ClusterAudit extends pulumi.dynamic.Resource {
   declare readonly blockers: pulumi.Output<number>;
+  declare readonly serviceWatchers: pulumi.Output<number | undefined>;
   declare readonly warnings: pulumi.Output<number>;
   declare readonly reportJson: pulumi.Output<string>;
 
@@ -171,6 +184,7 @@ abstract class ClusterAudit extends pulumi.dynamic.Resource {
         warnings: undefined,
         infos: undefined,
         reportJson: undefined,
+        serviceWatchers: undefined,
       },
       withSecretOutputs(opts, SECRET_INPUTS),
       "cidr-migration",

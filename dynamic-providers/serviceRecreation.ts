@@ -1,6 +1,9 @@
 import * as pulumi from "@pulumi/pulumi";
 import { createHash } from "crypto";
 import { runServiceMoves } from "../lib/serviceMove/serviceMover";
+import { kubeRest } from "../lib/serviceMove/kubeRest";
+import { waitForServiceWatchers, WatchersWait } from "../lib/serviceMove/serviceWatchers";
+import { KubeConfig } from "@kubernetes/client-node";
 import { cidrContains, isCidr, isIpAddress } from "../lib/net/cidr";
 import { DEFAULT_JOURNAL_NAMESPACE } from "../lib/serviceMove/journal";
 import { DEFAULT_SERVICE_PARALLELISM } from "../lib/config/migrationConfig";
@@ -60,6 +63,8 @@ export interface ServiceRecreationArgs {
   allowLoadBalancerRecreate?: pulumi.Input<boolean>;
   /** Keep each moved Service at its old ClusterIP too, as an externalIP (config services.bridgeOldIps). Left out when false. */
   bridgeOldIps?: pulumi.Input<boolean>;
+  /** The apiserver's Service watches before the control plane restarted (preflight's count): the moves wait for them. */
+  serviceWatchersBefore?: pulumi.Input<number | undefined>;
   /** The new Service range: Services already inside it are left alone, and every toIP must lie in it. */
   serviceCidr?: pulumi.Input<string>;
   /** Namespace of the journal Secrets. Default kube-system. */
@@ -86,6 +91,7 @@ interface RecreationInputs {
   parallelism: number;
   allowLoadBalancerRecreate: boolean;
   bridgeOldIps?: boolean;
+  serviceWatchersBefore?: number;
   serviceCidr?: string;
   journalNamespace: string;
   adoptJournals: boolean;
@@ -103,6 +109,8 @@ export interface ServiceRecreationOutputs extends Omit<RecreationInputs, "kubeco
   gapP50Millis: number;
   gapMaxMillis: number;
   warnings: string[];
+  /** how long the moves waited for the apiserver's Service watches to come back (serviceWatchersBefore) */
+  watchersWaitMillis?: number;
   totalMillis: number;
 }
 
@@ -137,6 +145,10 @@ function checkInputs(news: Inputs): { inputs: Inputs; failures: pulumi.dynamic.C
   for (const key of ["allowLoadBalancerRecreate", "adoptJournals", "bridgeOldIps"] as const) {
     if (key === "bridgeOldIps" && inputs[key] === undefined) continue;
     if (!containsUnknown(inputs[key]) && typeof inputs[key] !== "boolean") fail(key, `${key} must be true or false; got ${JSON.stringify(inputs[key])}`);
+  }
+  const watchers = news.serviceWatchersBefore;
+  if (watchers !== undefined && !containsUnknown(watchers) && (typeof watchers !== "number" || !Number.isInteger(watchers) || watchers < 0)) {
+    fail("serviceWatchersBefore", `serviceWatchersBefore must be a count of watches (a whole number, 0 or more); got ${JSON.stringify(watchers)}`);
   }
   const serviceCidr = containsUnknown(news.serviceCidr) ? undefined : news.serviceCidr;
   if (serviceCidr !== undefined && !isCidr(serviceCidr)) {
@@ -265,6 +277,8 @@ async function applyChecked(news: Inputs): Promise<ServiceRecreationOutputs> {
     ...(entry.vacate ? { vacate: parseServiceRefKey(entry.vacate)! } : {}),
   }));
   const standInRequests: StandInRequest[] = Object.entries(standIns).map(([key, entry]) => ({ ...parseServiceRefKey(key)!, of: parseServiceRefKey(entry.of)!, ip: entry.ip }));
+  // the clients that program Services (kube-proxy, CoreDNS) are watching again before any Service moves
+  const watchers = inputs.serviceWatchersBefore !== undefined && requests.length > 0 ? await waitForWatchers(kc, inputs.serviceWatchersBefore) : undefined;
   const report = await runServiceMoves(kc, {
     moves: requests,
     standIns: standInRequests,
@@ -289,9 +303,19 @@ async function applyChecked(news: Inputs): Promise<ServiceRecreationOutputs> {
     standInResults: Object.fromEntries(report.standIns.map((s) => [serviceRefKey(s), { ip: s.ip, outcome: s.outcome }])),
     gapP50Millis: percentile(gaps, 0.5),
     gapMaxMillis: gaps.length ? gaps[gaps.length - 1] : 0,
-    warnings: report.warnings,
+    warnings: [...(watchers?.warning ? [watchers.warning] : []), ...report.warnings],
+    ...(watchers ? { watchersWaitMillis: Math.round(watchers.waitedMillis) } : {}),
     totalMillis: report.totalMillis,
   };
+}
+
+async function waitForWatchers(kc: KubeConfig, before: number): Promise<WatchersWait> {
+  const rest = await kubeRest(kc, { maxSockets: 1 });
+  try {
+    return await waitForServiceWatchers(rest, before);
+  } finally {
+    rest.close();
+  }
 }
 
 function resourceId(news: Inputs): string {
@@ -342,6 +366,7 @@ export class ServiceRecreation extends pulumi.dynamic.Resource {
         allowLoadBalancerRecreate: args.allowLoadBalancerRecreate ?? false,
         // only when asked for: a stack from before the bridge existed sees no change
         ...(args.bridgeOldIps ? { bridgeOldIps: args.bridgeOldIps } : {}),
+        ...(args.serviceWatchersBefore !== undefined ? { serviceWatchersBefore: args.serviceWatchersBefore } : {}),
         serviceCidr: args.serviceCidr,
         journalNamespace: args.journalNamespace ?? DEFAULT_JOURNAL_NAMESPACE,
         adoptJournals: args.adoptJournals ?? true,

@@ -106,6 +106,8 @@ export async function retryTransient<T>(step: () => Promise<T>, attempts = 5): P
 export interface KubeRest {
   server: string;
   get(path: string): Promise<KubeObject>;
+  /** A plain-text endpoint (/metrics), as it is. */
+  getText(path: string): Promise<string>;
   /** undefined on 404 */
   getOptional(path: string): Promise<KubeObject | undefined>;
   /** Follows `continue` until the whole list is read. */
@@ -191,9 +193,10 @@ export async function kubeRest(kc: KubeConfig, opts: { maxSockets?: number } = {
         res.on("data", (chunk: Buffer) => chunks.push(chunk));
         res.on("error", reject);
         res.on("end", () => {
-          const parsed = parseBody(Buffer.concat(chunks).toString("utf8")) as Record<string, unknown>;
+          const text = Buffer.concat(chunks).toString("utf8");
+          const parsed = parseBody(text) as Record<string, unknown>;
           const status = res.statusCode ?? 0;
-          if (status >= 200 && status < 300) resolve(parsed);
+          if (status >= 200 && status < 300) resolve(accept.startsWith("text/") ? text : parsed);
           else reject(kubeApiError(status, String(parsed.reason ?? res.statusMessage ?? ""), String(parsed.message ?? ""), method, path));
         });
       });
@@ -231,6 +234,7 @@ export async function kubeRest(kc: KubeConfig, opts: { maxSockets?: number } = {
   return {
     server: conn.base.origin,
     get: (path) => read(() => request("GET", path) as Promise<KubeObject>),
+    getText: (path) => read(() => request("GET", path, undefined, undefined, "text/plain") as Promise<string>),
     async getOptional(path) {
       try {
         return await read(() => request("GET", path) as Promise<KubeObject>);

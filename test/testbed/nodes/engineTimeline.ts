@@ -30,15 +30,17 @@ interface ParsedUrn {
   name: string;
 }
 
-/** urn:pulumi:STACK::PROJECT::TYPE$TYPE...::NAME; the top-level resource is the second link of the chain under the stack. */
+/**
+ * urn:pulumi:STACK::PROJECT::TYPE$TYPE...::NAME: the chain of types from the top-level resource down (the stack
+ * itself is not in it). The stack and the providers are not steps of the migration.
+ */
 function parseUrn(urn: string): ParsedUrn | undefined {
   const parts = urn.split("::");
   if (parts.length < 4) return undefined;
   const name = parts.slice(3).join("::");
   const chain = parts[2].split("$");
-  if (chain[0] !== "pulumi:pulumi:Stack") return undefined;
-  if (chain.length === 2) return { top: name, name };
-  return { top: "", name };
+  if (chain[0] === "pulumi:pulumi:Stack" || chain[0].startsWith("pulumi:providers:")) return undefined;
+  return { top: chain.length === 1 ? name : "", name };
 }
 
 /**

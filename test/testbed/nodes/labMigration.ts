@@ -106,7 +106,8 @@ export async function migrateLab(opts: LabMigrationOptions): Promise<LabMigratio
   log(`preview: exit ${preview.exitCode}`);
   const eventLog = path.join(work, "events.jsonl");
   const tail = tailEvents(eventLog);
-  const up = await run(["pulumi", "up", "--yes", "--skip-preview", "--stack", lab.stack, "--event-log", eventLog], env, path.join(work, "up.log"));
+  // --event-log is one of the CLI's debug commands, as the Automation API runs it
+  const up = await run(["pulumi", "up", "--yes", "--skip-preview", "--stack", lab.stack, "--event-log", eventLog], { ...env, PULUMI_DEBUG_COMMANDS: "true" }, path.join(work, "up.log"));
   tail.stop();
   log(`up: exit ${up.exitCode} in ${(up.millis / 1000).toFixed(1)} s`);
   const verify = await run(["verify", "--stack", lab.stack], env, path.join(work, "verify.log"));

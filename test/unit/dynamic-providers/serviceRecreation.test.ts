@@ -81,6 +81,15 @@ describe("ServiceRecreation provider: check", () => {
     ]);
   });
 
+  it("serviceWatchersBefore: a count or unknown (preflight's output at preview); anything else refused; a new count is no change", async () => {
+    assert.deepEqual((await check(inputs({ serviceWatchersBefore: 11 }))).failures, []);
+    assert.deepEqual((await check(inputs({ serviceWatchersBefore: UNKNOWN }))).failures, []);
+    assert.deepEqual((await check(inputs({ serviceWatchersBefore: -1 }))).failures.map((f) => f.property), ["serviceWatchersBefore"]);
+    assert.deepEqual((await check(inputs({ serviceWatchersBefore: "11" }))).failures.map((f) => f.property), ["serviceWatchersBefore"]);
+    const olds = (await check(inputs({ serviceWatchersBefore: 11 }))).inputs;
+    assert.equal((await diff(olds, (await check(inputs({ serviceWatchersBefore: 9 }))).inputs)).changes, false, "a re-run's preflight count moves nothing again");
+  });
+
   it("never echoes the kubeconfig, and wants its content rather than a path", async () => {
     const missing = await check(inputs({ kubeconfig: undefined }));
     assert.deepEqual(missing.failures.map((f) => f.property), ["kubeconfig"]);

@@ -1,9 +1,9 @@
 import { strict as assert } from "assert";
 import { phaseWindows, TimedEvent } from "../../testbed/nodes/engineTimeline";
 
-const STACK = "urn:pulumi:nodes::cidr-migration::pulumi:pulumi:Stack";
+const STACK = "urn:pulumi:nodes::cidr-migration::pulumi:pulumi:Stack::cidr-migration-nodes";
 const provider = "urn:pulumi:nodes::cidr-migration::pulumi:providers:command::default::id";
-const urn = (chain: string, name: string) => `urn:pulumi:nodes::cidr-migration::pulumi:pulumi:Stack$${chain}::${name}`;
+const urn = (chain: string, name: string) => `urn:pulumi:nodes::cidr-migration::${chain}::${name}`;
 const pre = (at: number, u: string, withProvider = true): TimedEvent => ({ at, event: { resourcePreEvent: { metadata: { urn: u, provider: withProvider ? provider : "" } } } });
 const out = (at: number, u: string, withProvider = true): TimedEvent => ({ at, event: { resOutputsEvent: { metadata: { urn: u, provider: withProvider ? provider : "" } } } });
 
@@ -18,7 +18,7 @@ describe("node lab: engine timeline", () => {
 
   it("times each top-level part from its real resources, not from its component's registration", () => {
     const events: TimedEvent[] = [
-      pre(0, STACK, false),
+      pre(0, STACK, false), pre(0, provider), out(1, provider),
       pre(1, controlPlane, false), out(1, controlPlane, false), pre(2, nodes, false), out(2, nodes, false),
       pre(10, snapshot), out(15, snapshot),
       pre(20, cpEdit), out(60, cpEdit),
