@@ -14,7 +14,8 @@
  *
  * Cleaning: `kubeadm reset -f` removes /etc/kubernetes's node files and stops the kubelet but, as it says itself,
  * leaves /etc/cni/net.d and parts of /var/lib/kubelet: both are emptied here. /var/lib/kubelet is only emptied when
- * nothing is mounted below it (a leftover volume mount would lose its data to rm). Everything is first backed up
+ * nothing is mounted below it (a leftover volume mount would lose its data to rm); a filesystem mounted at
+ * /var/lib/kubelet itself is fine. Everything is first backed up
  * to `<backupDir>` (/etc/kubernetes, the CNI configs, the kubelet's config.yaml and kubeadm-flags.env), mode 0700
  * because it holds the node's credentials. The join rewrites config.yaml from the kubelet-config ConfigMap, so
  * the node picks up the new clusterDNS from there.
@@ -87,7 +88,9 @@ export function kubeadmRejoin(input: KubeadmRejoinInput): Sensitive {
       done
 
       kubeadm reset -f
-      mounted=$(awk -v dir="$KUBELET_DIR" '$2 == dir || index($2, dir "/") == 1 { print $2 }' /proc/self/mounts)
+      # below the directory only: /var/lib/kubelet on its own filesystem (a data disk; the node lab's nodes) is
+      # emptied like any other, a volume mounted inside it would lose its data
+      mounted=$(awk -v dir="$KUBELET_DIR" 'index($2, dir "/") == 1 { print $2 }' /proc/self/mounts)
       [ -z "$mounted" ] || die "still mounted below $KUBELET_DIR after kubeadm reset: $mounted; unmount, then re-run"
       for dir in "$KUBELET_DIR" "$CNI_CONF_DIR"; do
         if [ -d "$dir" ]; then

@@ -629,6 +629,26 @@ describe("step scripts in a sandbox root", function () {
       assert.match(second.stdout, /already rejoined for migration-2024-05-01; nothing to do/);
     });
 
+    // real mounts, in a mount namespace of their own: /var/lib/kubelet as its own filesystem, or a volume inside it
+    const mountedAt = (node: FakeNode, where: string) =>
+      ["unshare", "--mount", "--propagation", "private", "sh", "-c", 'mkdir -p "$0" && mount -t tmpfs kubelet-test "$0" && touch "$0/kept-by-tmpfs" && exec "$@"', node.path(where)];
+
+    it("empties /var/lib/kubelet when it is a filesystem of its own (a data disk)", () => {
+      const node = workerNode();
+      const result = node.run(kubeadmRejoin(input(node.root)).reveal("rejoin script"), mountedAt(node, "/var/lib/kubelet"));
+      assert.equal(result.status, 0, result.stderr);
+      assert.ok(node.calls().some((c) => c.startsWith("kubeadm join")));
+    });
+
+    it("refuses to empty /var/lib/kubelet while a volume is still mounted inside it, before the join", () => {
+      const node = workerNode();
+      const result = node.run(kubeadmRejoin(input(node.root)).reveal("rejoin script"), mountedAt(node, "/var/lib/kubelet/pods/p1/volumes/data"));
+      assert.equal(result.status, 1);
+      assert.match(result.stderr, /still mounted below .*\/var\/lib\/kubelet after kubeadm reset: .*pods\/p1\/volumes\/data; unmount, then re-run/);
+      assert.ok(!node.calls().some((c) => c.startsWith("kubeadm join")), "no join");
+      assert.ok(node.exists("/var/lib/kubelet/cpu_manager_state"), "nothing emptied");
+    });
+
     it("refuses a control-plane node before running kubeadm", () => {
       const node = workerNode();
       node.write("/etc/kubernetes/manifests/etcd.yaml", "kind: Pod\n");
