@@ -230,7 +230,9 @@ export class NodeRollout extends pulumi.ComponentResource {
     const { args, backupDir } = ctx;
     const joinScript = fromReadStep(pulumi.secret(steps.joinToken!.stdout), (stdout) => {
       const join = parseJoinCommand(stdout);
-      return kubeadmRejoin({ ...join, rejoinId: args.runId, backupDir, nodeName: steps.move.name, root: args.root }).reveal("kubeadm-rejoin script");
+      return kubeadmRejoin({
+        ...join, rejoinId: args.runId, backupDir, nodeName: steps.move.name, root: args.root, ignorePreflightErrors: args.rollout.ignorePreflightErrors,
+      }).reveal("kubeadm-rejoin script");
     });
     steps.kubeadmRejoin = script("kubeadm-rejoin", pulumi.secret(joinScript), beforeStart);
     return steps.kubeadmRejoin;

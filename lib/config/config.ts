@@ -10,9 +10,10 @@ import { subnetCount } from "../net/nodeSubnets";
 import { ConfigError } from "./errors";
 import { Inventory } from "../plan/inventory";
 import { Cni, DEFAULT_SERVICE_PARALLELISM, MigrationConfig, NodeRole, NodeTarget, RolloutStrategy } from "./migrationConfig";
-import { hostProblem, nodeNameProblem, userNameProblem } from "./nodeIdentity";
+import { hostProblem, nodeNameProblem, PREFLIGHT_CHECK, userNameProblem } from "./nodeIdentity";
 import { closest } from "fastest-levenshtein";
 import { ConfigSource, Reader, isEncrypted, setCommand, show } from "./configReader";
+
 
 /**
  * Turns raw stack config (the `cidr-migration:` namespace, keys without the prefix) into a typed MigrationConfig,
@@ -39,7 +40,7 @@ const SCHEMA: Record<string, readonly string[] | null> = {
   nodes: null,
   ssh: ["user", "privateKey"],
   dns: ["service"],
-  nodeRollout: ["strategy", "maxUnavailable", "canary", "drainTimeoutSeconds"],
+  nodeRollout: ["strategy", "maxUnavailable", "canary", "drainTimeoutSeconds", "ignorePreflightErrors"],
   services: ["parallelism", "allowLoadBalancerRecreate", "bridgeOldIps"],
   snapshot: ["directory", "trigger"],
 };
@@ -79,6 +80,7 @@ export function validateConfig(source: ConfigSource, context: ValidationContext 
     maxUnavailable: r.integer("nodeRollout.maxUnavailable", rollout.maxUnavailable, { min: 1, fallback: 1 }),
     canary: r.string("nodeRollout.canary", rollout.canary, { required: false, example: "worker-1" }),
     drainTimeoutSeconds: r.integer("nodeRollout.drainTimeoutSeconds", rollout.drainTimeoutSeconds, { min: 1, fallback: 300 }),
+    ...readIgnorePreflightErrors(r, rollout.ignorePreflightErrors),
   };
   const servicesRaw = r.object("services") ?? {};
   const services = {
@@ -304,6 +306,22 @@ function checkCapacity(
       r.fail("serviceCidr.to", `${show(x.serviceTo)} has room for ${usable} Services but ${moving} must move into it; choose a larger range`);
     }
   }
+}
+
+/** nodeRollout.ignorePreflightErrors: a list of kubeadm preflight check names, or nothing. */
+function readIgnorePreflightErrors(r: Reader, raw: unknown): { ignorePreflightErrors?: string[] } {
+  if (raw === undefined) return {};
+  const key = "nodeRollout.ignorePreflightErrors";
+  if (!Array.isArray(raw)) {
+    r.fail(key, `expected a list of kubeadm preflight check names, got ${show(raw)}; e.g. ${setCommand(`${key}[0]`, "SystemVerification")}`);
+    return {};
+  }
+  const checks: string[] = [];
+  raw.forEach((check, i) => {
+    if (typeof check === "string" && PREFLIGHT_CHECK.test(check)) checks.push(check);
+    else r.fail(`${key}[${i}]`, `${show(check)} is not a kubeadm preflight check name such as SystemVerification (letters, digits, . and -)`);
+  });
+  return { ignorePreflightErrors: checks };
 }
 
 /**

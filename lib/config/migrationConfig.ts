@@ -44,6 +44,8 @@ export interface MigrationConfig {
     /** The node that goes first and alone. */
     canary?: string;
     drainTimeoutSeconds: number;
+    /** kubeadm-rejoin: preflight checks `kubeadm join` skips, as the nodes' first join did (e.g. SystemVerification on cgroup v1). */
+    ignorePreflightErrors?: string[];
   };
   services: {
     /** How many Service moves run at once (the DNS Service always moves alone and last). Default DEFAULT_SERVICE_PARALLELISM. */

@@ -46,3 +46,6 @@ export function hostProblem(host: string): string | undefined {
   }
   return undefined;
 }
+
+/** A kubeadm preflight check's name (SystemVerification, FileAvailable--etc-kubernetes-kubelet.conf) or "all". */
+export const PREFLIGHT_CHECK = /^[A-Za-z0-9][A-Za-z0-9.-]{0,127}$/;

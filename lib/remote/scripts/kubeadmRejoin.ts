@@ -24,6 +24,7 @@
  */
 import { SandboxRoot, buildScript, hostPath, sh } from "../remoteScript";
 import { Sensitive } from "../../config/sensitive";
+import { PREFLIGHT_CHECK } from "../../config/nodeIdentity";
 import { matching, nodePath, notInside } from "./inputs";
 import { backupOnce } from "./shellFunctions";
 
@@ -35,6 +36,8 @@ export interface KubeadmRejoinInput extends SandboxRoot {
   backupDir: string;
   nodeName?: string;
   criSocket?: string;
+  /** kubeadm join's --ignore-preflight-errors: the checks this node's first join skipped too (e.g. SystemVerification on cgroup v1) */
+  ignorePreflightErrors?: string[];
   kubeletDir?: string;
   cniConfDir?: string;
 }
@@ -55,6 +58,9 @@ export function kubeadmRejoin(input: KubeadmRejoinInput): Sensitive {
   const extraArgs = [
     ...(input.nodeName ? ["--node-name", matching(input.nodeName, /^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/, "nodeName", "a Kubernetes node name")] : []),
     ...(input.criSocket ? ["--cri-socket", matching(input.criSocket, /^(unix:\/\/)?\/[^\s]+$/, "criSocket", "a socket path such as unix:///run/containerd/containerd.sock")] : []),
+    ...(input.ignorePreflightErrors?.length
+      ? [`--ignore-preflight-errors=${input.ignorePreflightErrors.map((c) => matching(c, PREFLIGHT_CHECK, "ignorePreflightErrors", "a kubeadm preflight check name such as SystemVerification")).join(",")}`]
+      : []),
   ];
 
   const script = buildScript({ name: "kubeadm-rejoin", root: input.root }, [

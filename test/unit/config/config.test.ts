@@ -151,6 +151,15 @@ describe("lib/config validateConfig", () => {
     two.nodeRollout = { strategy: "kubeadm-rejoin" };
     assert.equal(validateConfig({ values: two }).nodeRollout.strategy, "kubeadm-rejoin");
   });
+  it("nodeRollout.ignorePreflightErrors: a list of kubeadm check names; anything else refused by its index", () => {
+    const values = baseValues();
+    values.nodeRollout = { strategy: "kubeadm-rejoin", ignorePreflightErrors: ["SystemVerification"] };
+    assert.deepEqual(validateConfig({ values }).nodeRollout.ignorePreflightErrors, ["SystemVerification"]);
+    values.nodeRollout = { ignorePreflightErrors: "SystemVerification" };
+    rejects(values, "nodeRollout.ignorePreflightErrors", [/expected a list/]);
+    values.nodeRollout = { ignorePreflightErrors: ["Swap", "$(id)"] };
+    rejects(values, "nodeRollout.ignorePreflightErrors[1]", [/"\$\(id\)" is not a kubeadm preflight check name/]);
+  });
   it("accepts kubeadm-rejoin with three control-plane nodes", () => {
     const values = baseValues();
     values.nodeRollout = { strategy: "kubeadm-rejoin" };

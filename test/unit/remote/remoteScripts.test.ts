@@ -649,6 +649,13 @@ describe("step scripts in a sandbox root", function () {
       assert.ok(node.exists("/var/lib/kubelet/cpu_manager_state"), "nothing emptied");
     });
 
+    it("passes the preflight checks the node's first join skipped (a cgroup v1 node's SystemVerification), and refuses anything else", () => {
+      const node = workerNode();
+      node.runOk(kubeadmRejoin({ ...input(node.root), ignorePreflightErrors: ["SystemVerification", "FileAvailable--etc-kubernetes-kubelet.conf"] }).reveal("rejoin script"));
+      assert.match(node.calls()[1], / --ignore-preflight-errors=SystemVerification,FileAvailable--etc-kubernetes-kubelet\.conf$/);
+      assert.throws(() => kubeadmRejoin({ ...input("/"), ignorePreflightErrors: ["all; rm -rf /"] }), /ignorePreflightErrors/);
+    });
+
     it("refuses a control-plane node before running kubeadm", () => {
       const node = workerNode();
       node.write("/etc/kubernetes/manifests/etcd.yaml", "kind: Pod\n");
