@@ -3,29 +3,17 @@
 // change and finishes: the stack's phase is "done" (verified), every node in the new pod range. The sandboxes'
 // fleets (test/e2e/fleet.test.ts) cannot finish: their nodes are simulated.
 import { strict as assert } from "assert";
-import { spawn, spawnSync } from "child_process";
+import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { cidrContains } from "../../lib/net/cidr";
+import { fleetCli as cli } from "../e2e/fleetSandboxes";
 import { LAB_RANGES, labDir, labDown, LabInfo, labUp, stackEnv } from "../testbed/nodes/labStack";
 
 const REPO_ROOT = path.join(__dirname, "..", "..");
-const CLI = path.join(REPO_ROOT, "bin", "cidr-migration");
 const LAB_SH = path.join(REPO_ROOT, "test", "testbed", "nodes", "lab.sh");
 const FAULT_TABLE = "cidr_migration_fault";
-
-function cli(args: string[], env: Record<string, string>): Promise<{ exitCode: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(CLI, args, { cwd: REPO_ROOT, env: { ...process.env, ...env, COLUMNS: "400" }, stdio: ["ignore", "pipe", "pipe"] });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
-    child.on("error", reject);
-    child.on("close", (exitCode) => resolve({ exitCode, stdout, stderr }));
-  });
-}
 
 function inNode(node: string, command: string[]): void {
   const result = spawnSync("bash", [LAB_SH, "exec", node, ...command], { encoding: "utf8" });
