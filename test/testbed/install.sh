@@ -2,8 +2,9 @@
 # Installs what the real test bed needs: openssl, shellcheck, sshd, iproute2, jq and chromium from Debian; then, for
 # each Kubernetes version asked for, kube-apiserver, kube-controller-manager, kubeadm and kubectl and the etcd that
 # kubeadm pairs with it, built from the Go module proxy and cached per version (test/testbed/build/*.sh).
-# Versions: the arguments (minors or exact versions from test/testbed/versions.json), else the newest and the legacy
-# one, which is what `npm test` runs. Safe to run again: every step is skipped when done.
+# Versions: the arguments (minors or exact versions from test/testbed/versions.json), else the newest, which the
+# sandbox and the first suite of `npm test` use (test/integrationOnVersions.sh builds the legacy one itself, in the
+# background while the newest suite runs). Safe to run again: every step is skipped when done.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 versions_file="$here/versions.json"
@@ -18,7 +19,7 @@ assets_complete() {
   for b in kube-apiserver kube-controller-manager kubeadm kubectl; do [ -x "$KUBEBUILDER_ASSETS/$b" ] || return 1; done
 }
 
-if [ "$#" -gt 0 ]; then requested=("$@"); else mapfile -t requested < <(jq -r '.newest, .legacy' "$versions_file"); fi
+if [ "$#" -gt 0 ]; then requested=("$@"); else mapfile -t requested < <(jq -r '.newest' "$versions_file"); fi
 for wanted in "${requested[@]}"; do
   wanted="${wanted#v}"
   minor=$(echo "$wanted" | cut -d. -f1,2)
