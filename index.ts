@@ -20,6 +20,7 @@ import { PreflightGate, Verification } from "./dynamic-providers/clusterAudit";
 import { EtcdSnapshot } from "./dynamic-providers/etcdSnapshot";
 import { ServiceCidrSwitch } from "./dynamic-providers/serviceCidrSwitch";
 import { OldIpBridgeRemoval } from "./dynamic-providers/oldIpBridgeRemoval";
+import { DnsDisruptionBudget } from "./dynamic-providers/dnsDisruptionBudget";
 import { ServiceRecreation } from "./dynamic-providers/serviceRecreation";
 import { discoverInventory } from "./lib/plan/discovery";
 import { UserError } from "./lib/config/errors";
@@ -141,7 +142,12 @@ export = async () => {
           : [];
 
   // 8. nodes: the canary alone, control-plane nodes one at a time, workers in batches; then KCM allocation back on.
-  const nodes = order.declare("nodes", stepsUnder(NODE_STEP_PREFIX, isAllocationStep), [clusterConfig, ...cniChanges], (o) => new NodeRollout("nodes", {
+  //    While they drain, a disruption budget keeps one DNS pod answering (nodeRollout.dnsDisruptionBudget).
+  const budget = { kubeconfig, namespace: plan.dns.namespace, name: plan.dns.name, trigger: runId };
+  const dnsBudgetOpen = config.nodeRollout.dnsDisruptionBudget && plan.nodes.some((n) => n.action === "move")
+    ? order.declare("dns-budget-open", [], [clusterConfig, ...cniChanges], (o) => new DnsDisruptionBudget("dns-budget-open", { ...budget, step: "open" }, o))
+    : undefined;
+  const nodes = order.declare("nodes", stepsUnder(NODE_STEP_PREFIX, isAllocationStep), [clusterConfig, ...cniChanges, ...(dnsBudgetOpen ? [dnsBudgetOpen] : [])], (o) => new NodeRollout("nodes", {
     plan,
     nodes: config.nodes,
     ssh,
@@ -150,6 +156,9 @@ export = async () => {
     runId,
   }, o));
   order.finishedBy(nodes, nodes.done);
+  const dnsBudgetClose = dnsBudgetOpen
+    ? order.declare("dns-budget-close", [], nodes.done, (o) => new DnsDisruptionBudget("dns-budget-close", { ...budget, step: "close" }, o))
+    : undefined;
   const allocation = order.declare("enable-cidr-allocation", order.steps(isAllocationStep), nodes.done, (o) => new EnableCidrAllocation("enable-cidr-allocation", {
     ...nodeAccess,
     podCidr: config.podCidr.to,
@@ -174,7 +183,7 @@ export = async () => {
     : undefined;
 
   // 9. kube-proxy: clusterCIDR, then a rolling restart.
-  const kubeProxy = order.declare("kube-proxy", stepsUnder("kube-proxy/"), [serviceCidrClose ?? podsMoved], (o) =>
+  const kubeProxy = order.declare("kube-proxy", stepsUnder("kube-proxy/"), [serviceCidrClose ?? podsMoved, ...(dnsBudgetClose ? [dnsBudgetClose] : [])], (o) =>
     new KubeProxyConfig("kube-proxy", { podCidr: config.podCidr.to, runId }, { ...kube, ...o }));
 
   // 10. flannel's Network becomes the new range once no Node holds an old podCIDR (its restart needs that).

@@ -40,7 +40,7 @@ const SCHEMA: Record<string, readonly string[] | null> = {
   nodes: null,
   ssh: ["user", "privateKey"],
   dns: ["service"],
-  nodeRollout: ["strategy", "maxUnavailable", "canary", "drainTimeoutSeconds", "ignorePreflightErrors"],
+  nodeRollout: ["strategy", "maxUnavailable", "canary", "drainTimeoutSeconds", "ignorePreflightErrors", "dnsDisruptionBudget"],
   services: ["parallelism", "allowLoadBalancerRecreate", "bridgeOldIps"],
   snapshot: ["directory", "trigger"],
 };
@@ -81,6 +81,7 @@ export function validateConfig(source: ConfigSource, context: ValidationContext 
     canary: r.string("nodeRollout.canary", rollout.canary, { required: false, example: "worker-1" }),
     drainTimeoutSeconds: r.integer("nodeRollout.drainTimeoutSeconds", rollout.drainTimeoutSeconds, { min: 1, fallback: 300 }),
     ...readIgnorePreflightErrors(r, rollout.ignorePreflightErrors),
+    dnsDisruptionBudget: r.boolean("nodeRollout.dnsDisruptionBudget", rollout.dnsDisruptionBudget, true),
   };
   const servicesRaw = r.object("services") ?? {};
   const services = {

@@ -46,6 +46,8 @@ export interface MigrationConfig {
     drainTimeoutSeconds: number;
     /** kubeadm-rejoin: preflight checks `kubeadm join` skips, as the nodes' first join did (e.g. SystemVerification on cgroup v1). */
     ignorePreflightErrors?: string[];
+    /** Keep one DNS pod answering while nodes drain: a temporary PodDisruptionBudget (maxUnavailable 1) over them. */
+    dnsDisruptionBudget: boolean;
   };
   services: {
     /** How many Service moves run at once (the DNS Service always moves alone and last). Default DEFAULT_SERVICE_PARALLELISM. */

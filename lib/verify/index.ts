@@ -5,6 +5,7 @@ import { MigrationConfig } from "../config/migrationConfig";
 import { Plan } from "../plan/planModel";
 import { collectClusterObjects } from "../preflight/collect";
 import { verifyClusterConfig } from "./clusterConfig";
+import { verifyDisruptionBudgets } from "./disruptionBudgets";
 import { verifyPodNetwork } from "./podNetwork";
 import { verifyServiceAddresses } from "./serviceAddresses";
 import { verifyServiceCidrs } from "./serviceCidrs";
@@ -20,7 +21,7 @@ export { VerifyInput, VerifyTargets } from "./verifyInput";
 export { verifyTargets } from "./targets";
 
 export function verifyFindings(input: VerifyInput): Finding[] {
-  return [...verifyServiceAddresses(input), ...verifyServiceCidrs(input), ...verifyPodNetwork(input), ...verifyClusterConfig(input)];
+  return [...verifyServiceAddresses(input), ...verifyServiceCidrs(input), ...verifyPodNetwork(input), ...verifyClusterConfig(input), ...verifyDisruptionBudgets(input)];
 }
 
 export interface RunVerifyOptions {
@@ -33,7 +34,7 @@ export interface RunVerifyOptions {
 export async function runVerify(opts: RunVerifyOptions): Promise<FindingReport> {
   const [inventory, cluster] = await Promise.all([
     discoverInventory(opts.kubeConfig),
-    collectClusterObjects(opts.kubeConfig, { kinds: ["pods", "configMaps", "calicoIpamBlocks", "calicoBlockAffinities", "ipAddresses"] }),
+    collectClusterObjects(opts.kubeConfig, { kinds: ["pods", "configMaps", "calicoIpamBlocks", "calicoBlockAffinities", "ipAddresses", "podDisruptionBudgets"] }),
   ]);
   const targets = verifyTargets(opts.config, inventory, opts.reviewedPlan);
   return buildReport("verify", verifyFindings({ config: opts.config, inventory, cluster, targets }));

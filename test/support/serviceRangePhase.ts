@@ -56,7 +56,7 @@ export function serviceMoveConfig(from: string, to: string, allowLoadBalancerRec
         nodes: [{ name: "node-1", host: "127.0.0.1", role: "worker", port: 22, user: "root" }],
         ssh: { user: "root" },
         dns: { namespace: "kube-system", name: "kube-dns" },
-        nodeRollout: { strategy: "reregister", maxUnavailable: 1, drainTimeoutSeconds: 60 },
+        nodeRollout: { strategy: "reregister", maxUnavailable: 1, drainTimeoutSeconds: 60, dnsDisruptionBudget: true },
         services: { parallelism: 4, allowLoadBalancerRecreate, bridgeOldIps: false },
         snapshot: { directory: "/unused", trigger: "t" },
     };

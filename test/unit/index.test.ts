@@ -233,6 +233,22 @@ describe("index.ts: the graph follows the plan (mocked engine, a stand-in apiser
     assert.equal("bridgeOldIps" in off.named("services").inputs, false, "a stack without the bridge sees no new input");
   });
 
+  it("nodeRollout.dnsDisruptionBudget (default on): the DNS pods' budget opens before the first drain and closes after the last node, before kube-proxy; off, or no node moving, no such step", async () => {
+    const g = await graphFor({ from: "10.96.0.0/16", to: "10.112.0.0/16" });
+    const open = g.named("dns-budget-open");
+    const close = g.named("dns-budget-close");
+    assert.deepEqual([open.inputs.step, open.inputs.namespace, open.inputs.name], ["open", "kube-system", "kube-dns"]);
+    assert.equal(open.inputs.budget, "kube-system/kube-dns-cidr-migration", "preview names the budget");
+    assert.equal(close.inputs.step, "close");
+    for (const drain of g.resources.filter((r) => /^nodes-.*-drain$/.test(r.name))) assert.ok(g.dependsOn(drain, open), `${drain.name} waits for the budget`);
+    assert.ok(g.dependsOn(close, g.named("nodes-cp-3-rejoin")), "closes after the last node");
+    assert.ok(g.dependsOn(g.named("kube-proxy-config"), close), "and before kube-proxy and verify");
+    const off = await graphFor({ from: "10.96.0.0/16", to: "10.112.0.0/16" }, undefined, { nodeRollout: { dnsDisruptionBudget: false } });
+    assert.equal(off.resources.some((r) => r.name.startsWith("dns-budget-")), false);
+    const noNodes = await graphFor({ from: "10.96.0.0/16", to: "10.112.0.0/16" }, { from: "10.244.0.0/16", to: "10.244.0.0/15", nodeMaskSize: 24 });
+    assert.equal(noNodes.resources.some((r) => r.name.startsWith("dns-budget-")), false, "no node moves: no drain to guard");
+  });
+
   it("a Service-range expansion (issue 20, defect 2) declares no DNS stand-in or swap and no kubernetes re-create: nothing moves", async () => {
     const g = await graphFor({ from: "10.96.0.0/16", to: "10.96.0.0/15" });
     assert.deepEqual(dnsComponents(g), []);

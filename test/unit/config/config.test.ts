@@ -160,6 +160,14 @@ describe("lib/config validateConfig", () => {
     values.nodeRollout = { ignorePreflightErrors: ["Swap", "$(id)"] };
     rejects(values, "nodeRollout.ignorePreflightErrors[1]", [/"\$\(id\)" is not a kubeadm preflight check name/]);
   });
+  it("nodeRollout.dnsDisruptionBudget: on unless set to false; anything but a boolean refused by name", () => {
+    const values = baseValues();
+    assert.equal(validateConfig({ values }).nodeRollout.dnsDisruptionBudget, true);
+    values.nodeRollout = { dnsDisruptionBudget: false };
+    assert.equal(validateConfig({ values }).nodeRollout.dnsDisruptionBudget, false);
+    values.nodeRollout = { dnsDisruptionBudget: "no" };
+    rejects(values, "nodeRollout.dnsDisruptionBudget", [/"no"/]);
+  });
   it("accepts kubeadm-rejoin with three control-plane nodes", () => {
     const values = baseValues();
     values.nodeRollout = { strategy: "kubeadm-rejoin" };

@@ -58,7 +58,7 @@ function declare(p: Plan): void {
   const services = new ServiceRecreation("services", { kubeconfig: KUBECONFIG, moves: moves.moves, kubernetesService: moves.kubernetesService, serviceCidr: p.serviceCidr.to }, { dependsOn: [controlPlane] });
   const dns = { namespace: p.dns.namespace, name: p.dns.name };
   const temporary = new DnsTemporaryService("dns-temporary", { kubeconfig: KUBECONFIG, dns, finalIP: moves.dns!.toIP }, { dependsOn: [services] });
-  const nodes = new NodeRollout("nodes", { plan: p, nodes: NODES, ssh: SSH, kubeconfig: KUBECONFIG, rollout: { strategy: "reregister", maxUnavailable: 2, drainTimeoutSeconds: 300 }, runId: RUN_ID }, { dependsOn: [temporary] });
+  const nodes = new NodeRollout("nodes", { plan: p, nodes: NODES, ssh: SSH, kubeconfig: KUBECONFIG, rollout: { strategy: "reregister", maxUnavailable: 2, drainTimeoutSeconds: 300, dnsDisruptionBudget: true }, runId: RUN_ID }, { dependsOn: [temporary] });
   const allocation = new EnableCidrAllocation("enable-cidr-allocation", { nodes: cps, ssh: SSH, runId: RUN_ID, podCidr: p.podCidr.to, serviceCidr: p.serviceCidr.to, nodeMaskSize: p.podCidr.nodeMaskSize }, { dependsOn: nodes.done });
   new DnsFinalSwap("dns-final", { kubeconfig: KUBECONFIG, dns, fromIP: moves.dns!.fromIP, toIP: moves.dns!.toIP, temporary }, { dependsOn: [allocation] });
 }

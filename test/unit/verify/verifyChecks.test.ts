@@ -89,6 +89,17 @@ describe("verify checks (pure)", () => {
     assert.match(found[0].action, /old-ip-bridges/);
   });
 
+  it("the node rollout's DNS budget left behind is a warning naming it; the user's own budgets are not ours to report", () => {
+    const input = migrated();
+    input.cluster.podDisruptionBudgets.push(
+      { metadata: { namespace: "kube-system", name: "kube-dns-cidr-migration", labels: { "app.kubernetes.io/managed-by": "cidr-migration.io" } }, spec: { maxUnavailable: 1 } },
+      { metadata: { namespace: "shop", name: "web", labels: { "app.kubernetes.io/managed-by": "Helm" } }, spec: { minAvailable: 1 } },
+    );
+    const found = verifyFindings(input);
+    assert.deepStrictEqual(found.map((f) => [f.code, f.severity, f.object]), [["DNS_DISRUPTION_BUDGET_LEFT", "warning", "PodDisruptionBudget kube-system/kube-dns-cidr-migration"]]);
+    assert.match(found[0].action, /dns-budget-close/);
+  });
+
   it("lists every leftover in the old ranges, each with object and path", () => {
     const input = migrated();
     input.inventory.services.push(svc("web", "old", "10.96.7.7"));
