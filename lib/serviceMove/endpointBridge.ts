@@ -2,7 +2,8 @@ import { KubeObject } from "./kubeRest";
 import { MANAGED_BY_LABEL } from "./dependents";
 
 /**
- * The endpoint bridge for the final DNS swap. A re-created Service answers only once kube-proxy knows its
+ * The endpoint bridge: every re-created Service with a selector gets its old endpoints at once (swap.ts), and the
+ * final DNS swap gets the stand-in's. A re-created Service answers only once kube-proxy knows its
  * endpoints, and the endpointslice and endpoints controllers write those for the new Service some time after its
  * create: 0.7 s on an idle test-bed control plane, tens of seconds behind a backlog (measured by
  * bench/services.bench.ts). For the DNS Service that is an outage of every lookup in the cluster. The stand-in
@@ -10,6 +11,10 @@ import { MANAGED_BY_LABEL } from "./dependents";
  * new Service's, and are copied to it right after the create: kube-proxy merges every slice labelled with the
  * Service's name, whoever manages it. (After mass moves the controller may not have written the stand-in's yet;
  * the old DNS Service's own, read before its delete, serve then: same selector, same ports.)
+ *
+ * Any other moved Service's endpoints are the old Service's own slices, read just before its delete: same selector,
+ * same pods. Without them DNS answers the new ClusterIP at once while kube-proxy has no endpoints for it, and a
+ * connection there is refused (about a second per Service on the node lab).
  *
  * The copied slices are labelled managed-by cidr-migration.io (the endpointslice controller leaves slices it does
  * not manage alone) and owned by the new Service; they are removed as soon as the controller's own slices for the
@@ -24,6 +29,12 @@ export interface BridgeTarget {
   namespace: string;
   name: string;
   uid: string;
+}
+
+/** A Service whose endpoints the controllers write: it has a selector. */
+export function selectsPods(service: KubeObject): boolean {
+  const selector = (service.spec as { selector?: Record<string, string> | null } | undefined)?.selector;
+  return selector !== undefined && selector !== null && Object.keys(selector).length > 0;
 }
 
 export function bridgeSliceName(service: string, index: number): string {

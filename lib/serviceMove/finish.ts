@@ -6,7 +6,7 @@ import { isStatus, KubeObject, paths } from "./kubeRest";
 import { retryOnConflict } from "./retryOnConflict";
 import { clusterIpsOf, differingUserFields } from "./recreateBody";
 import type { Prepared } from "./prepare";
-import { BRIDGE_MANAGER, controllerSlicesOf, SERVICE_NAME_LABEL } from "./endpointBridge";
+import { BRIDGE_MANAGER, BridgeTarget, controllerSlicesOf, selectsPods, SERVICE_NAME_LABEL } from "./endpointBridge";
 import { Context, POLL_MS, SETTLE_POLL_MS, describeDependent, journalWhere, moveError, nowMs, retrying, round, uidOf } from "./moverContext";
 import { Swapped, endpointSlicesPath } from "./swap";
 import { sleep } from "../concurrency/sleep";
@@ -75,38 +75,86 @@ export function verifyService(prepared: Prepared, live: KubeObject, where: strin
   }
 }
 
+/** A Service's bridged slices, and whether the endpointslice controller has written its own for the Service `uid`. */
+async function bridgeState(ctx: Context, target: BridgeTarget): Promise<{ slicesPath: string; bridge: KubeObject[]; replaced: boolean }> {
+  const slicesPath = await endpointSlicesPath(ctx, target.namespace);
+  const slices = await ctx.rest.list(slicesPath, { labelSelector: `${SERVICE_NAME_LABEL}=${target.name}` });
+  const bridge = slices.filter((slice) => slice.metadata?.labels?.[MANAGED_BY_LABEL] === BRIDGE_MANAGER);
+  return { slicesPath, bridge, replaced: controllerSlicesOf(slices, target.uid).length > 0 };
+}
+
+async function deleteBridge(ctx: Context, slicesPath: string, bridge: KubeObject[]): Promise<void> {
+  await Promise.all(bridge.map((slice) => retrying(() => ctx.rest.delete(`${slicesPath}/${encodeURIComponent(slice.metadata!.name!)}`, { preconditions: { uid: uidOf(slice) } }).catch((err) => { if (!isStatus(err, 404)) throw err; }))));
+}
+
+function targetOf(created: KubeObject): BridgeTarget {
+  return { namespace: created.metadata!.namespace!, name: created.metadata!.name!, uid: uidOf(created)! };
+}
+
 /**
- * Removes the bridge once the endpointslice controller has written the new Service's own slices; returns when
- * those were first seen.
+ * The DNS swap's bridge: removed once the endpointslice controller has written the new Service's own slices,
+ * waited for; returns when those were first seen.
  */
-async function removeBridge(ctx: Context, entry: JournalEntry, created: KubeObject, where: string): Promise<number | undefined> {
+async function removeDnsBridge(ctx: Context, entry: JournalEntry, created: KubeObject, where: string): Promise<number | undefined> {
   const key = serviceRefKey(entry);
-  const slicesPath = await endpointSlicesPath(ctx, entry.namespace);
-  const bridge = await ctx.rest.list(slicesPath, { labelSelector: `${SERVICE_NAME_LABEL}=${entry.name},${MANAGED_BY_LABEL}=${BRIDGE_MANAGER}` });
-  if (bridge.length === 0) return undefined;
+  let state = await bridgeState(ctx, targetOf(created));
+  if (state.bridge.length === 0) return undefined;
   const deadline = nowMs() + ctx.options.kubernetesServiceTimeoutMs;
-  for (;;) {
-    const slices = await ctx.rest.list(slicesPath, { labelSelector: `${SERVICE_NAME_LABEL}=${entry.name}` });
-    if (controllerSlicesOf(slices, uidOf(created)!).length > 0) break;
+  while (!state.replaced) {
     if (nowMs() > deadline) {
       throw moveError(`Service ${key}: the endpointslice controller wrote no EndpointSlice for it within ${Math.round(ctx.options.kubernetesServiceTimeoutMs / 1000)} s, so the bridged copies of the stand-in's stay (label ${MANAGED_BY_LABEL}=${BRIDGE_MANAGER}); check kube-controller-manager and run again (${where} is kept until then)`);
     }
     await sleep(POLL_MS);
+    state = await bridgeState(ctx, targetOf(created));
   }
   const seen = nowMs();
-  await Promise.all(bridge.map((slice) => retrying(() => ctx.rest.delete(`${slicesPath}/${encodeURIComponent(slice.metadata!.name!)}`, { preconditions: { uid: uidOf(slice) } }).catch((err) => { if (!isStatus(err, 404)) throw err; }))));
+  await deleteBridge(ctx, state.slicesPath, state.bridge);
   return seen;
 }
 
-/** Phase 3: Endpoints settled, dependents re-linked, everything verified; then its journal entry may go. */
-export async function finishMove(ctx: Context, swapped: Swapped): Promise<void> {
+/** Any other move's bridge goes at once if the controller's own slices exist; else it is returned, for the sweep. */
+async function removeBridgeIfReplaced(ctx: Context, target: BridgeTarget): Promise<BridgeTarget | undefined> {
+  const state = await bridgeState(ctx, target);
+  if (state.bridge.length === 0) return undefined;
+  if (!state.replaced) return target;
+  await deleteBridge(ctx, state.slicesPath, state.bridge);
+  return undefined;
+}
+
+/**
+ * After the last move: the bridges still up wait for the endpointslice controller, at most
+ * kubernetesServiceTimeoutMs, and go. One left after that is a warning, not a failure: the Service is moved and
+ * answers, through copies of its endpoints that the controller, once working, replaces.
+ */
+export async function sweepBridges(ctx: Context, pending: BridgeTarget[]): Promise<void> {
+  const deadline = nowMs() + ctx.options.kubernetesServiceTimeoutMs;
+  let left = pending;
+  while (left.length > 0) {
+    if (nowMs() > deadline) {
+      ctx.warnings.push(`${left.length} moved Service(s) still answer through copies of their old endpoints (EndpointSlices labelled ${MANAGED_BY_LABEL}=${BRIDGE_MANAGER}, e.g. ${left[0].namespace}/${left[0].name}): the endpointslice controller wrote none of its own within ${Math.round(ctx.options.kubernetesServiceTimeoutMs / 1000)} s; check kube-controller-manager, then delete those slices`);
+      return;
+    }
+    await sleep(POLL_MS * 4);
+    left = (await Promise.all(left.map((target) => retrying(() => removeBridgeIfReplaced(ctx, target))))).filter((t): t is BridgeTarget => t !== undefined);
+  }
+}
+
+/**
+ * Phase 3: Endpoints settled, dependents re-linked, everything verified; then its journal entry may go. Returns the
+ * Service when its endpoint bridge is still up (the controller's own slices not yet written), for sweepBridges.
+ */
+export async function finishMove(ctx: Context, swapped: Swapped): Promise<BridgeTarget | undefined> {
   const { entry } = swapped.prepared;
   const key = serviceRefKey(entry);
   const where = journalWhere(ctx, entry);
   if (entry.endpoints) await settleEndpoints(ctx, entry, swapped.uidMap);
+  let bridgeLeft: BridgeTarget | undefined;
   if (entry.vacate) {
-    const seen = await removeBridge(ctx, entry, swapped.created, where);
+    const seen = await removeDnsBridge(ctx, entry, swapped.created, where);
     if (seen !== undefined && swapped.createdAt !== undefined) swapped.result.controllerSliceMillis = round(seen - swapped.createdAt);
+  } else if (swapped.bridged !== false && selectsPods(entry.service) && !entry.endpoints) {
+    // bridged undefined: an interrupted run created the Service, and may have bridged it
+    bridgeLeft = await retrying(() => removeBridgeIfReplaced(ctx, targetOf(swapped.created)));
   }
   swapped.result.relinkedDependents = await relinkDependents(ctx, entry, swapped.uidMap);
   faultPoint("after-dependents-relink", key);
@@ -121,4 +169,5 @@ export async function finishMove(ctx: Context, swapped: Swapped): Promise<void> 
     if (!sameEndpoints(endpoints, entry.endpoints)) throw moveError(`Endpoints ${key} could not be restored as they were; ${where} keeps them`);
   }
   faultPoint("after-verify", key);
+  return bridgeLeft;
 }

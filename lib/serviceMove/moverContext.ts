@@ -44,6 +44,8 @@ export interface Context {
   journalNamespace: string;
   journal: JournalStore;
   warnings: string[];
+  /** The discovery.k8s.io version EndpointSlices are served at, once asked (swap.ts endpointSlicesPath). */
+  endpointSlicesVersion?: Promise<string>;
 }
 
 export type Decision =

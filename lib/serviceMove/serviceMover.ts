@@ -10,7 +10,8 @@ import { KubernetesServiceRequest, KubernetesServiceResult, MoveReport, MoverOpt
 import { spec } from "./recreateBody";
 import { adaptiveLimit, inAdaptiveLanes } from "./adaptiveLanes";
 import { decide, readCluster, validateSpec } from "./decide";
-import { finishMove } from "./finish";
+import { finishMove, sweepBridges } from "./finish";
+import { BridgeTarget } from "./endpointBridge";
 import { moveKubernetesService } from "./kubernetesServiceMove";
 import { ClusterView, Context, Decision, WIDE_LANES, failureLine, moveError, nowMs, retrying, round, uidOf, withMoverDefaults } from "./moverContext";
 import { inLanes } from "../concurrency/inLanes";
@@ -194,10 +195,15 @@ interface SwapPhase {
   started: Set<Prepared>;
   /** Keys of moves finished (their journal entries may go). */
   finished: string[];
+  /** Moved Services still answering through their endpoint bridge, for the sweep after the last move. */
+  bridgesLeft: BridgeTarget[];
 }
 
 function finishInto(run: Run, phase: SwapPhase): (s: Swapped) => Promise<void> {
-  return (s) => finishMove(run.ctx, s).then(() => { phase.finished.push(serviceRefKey(s.prepared.request)); }, failWith(run, serviceRefKey(s.prepared.request)));
+  return (s) => finishMove(run.ctx, s).then((bridgeLeft) => {
+    if (bridgeLeft) phase.bridgesLeft.push(bridgeLeft);
+    phase.finished.push(serviceRefKey(s.prepared.request));
+  }, failWith(run, serviceRefKey(s.prepared.request)));
 }
 
 /**
@@ -206,7 +212,7 @@ function finishInto(run: Run, phase: SwapPhase): (s: Swapped) => Promise<void> {
  */
 async function swapPhase(run: Run, prepared: Prepared[]): Promise<SwapPhase> {
   const { ctx, report } = run;
-  const phase: SwapPhase = { swapped: [], settling: [], started: new Set(), finished: [] };
+  const phase: SwapPhase = { swapped: [], settling: [], started: new Set(), finished: [], bridgesLeft: [] };
   prepared.sort((a, b) => Number(a.entry.endpoints === undefined) - Number(b.entry.endpoints === undefined));
   const lanes = adaptiveLimit(ctx.options.parallelism);
   await inAdaptiveLanes(prepared, lanes, async (p) => {
@@ -234,6 +240,7 @@ async function finishPhase(run: Run, prepared: Prepared[], phase: SwapPhase): Pr
   const { ctx } = run;
   await inLanes(phase.swapped, run.wide, finishInto(run, phase), () => false);
   await Promise.all(phase.settling);
+  await sweepBridges(ctx, phase.bridgesLeft).catch((err) => { run.failures.push(failureLine(err, ctx.rest.server, "removing the endpoint bridges")); });
   const notStarted = prepared.filter((p) => !phase.started.has(p));
   const undone = await Promise.all(notStarted.map((p) => abandon(ctx, p).catch((err) => { failWith(run, serviceRefKey(p.request))(err); return false; })));
   const removable = [...phase.finished, ...notStarted.filter((_, i) => undone[i]).map((p) => serviceRefKey(p.request))];

@@ -4,7 +4,7 @@ import { ServiceRef, serviceRefKey } from "./serviceRef";
 import { isStatus, isTransient, KubeApiError, KubeObject, paths } from "./kubeRest";
 import { MoveResult } from "./moveTypes";
 import { clusterIpsOf, differingUserFields, spec } from "./recreateBody";
-import { bridgeEndpoints, bridgeSlices, SERVICE_NAME_LABEL } from "./endpointBridge";
+import { bridgeEndpoints, bridgeSlices, selectsPods, SERVICE_NAME_LABEL } from "./endpointBridge";
 import { restoreEndpoints, verifyService } from "./finish";
 import { Context, LEAK_SUSPICION_MS, MAX_BACKOFF_MS, POLL_MS, journalWhere, moveError, nowMs, retrying, round, uidOf, writeJournal } from "./moverContext";
 import { Prepared, recreateBodyOf, rollBack } from "./prepare";
@@ -161,7 +161,7 @@ async function deleteJournaled(ctx: Context, prepared: Prepared, where: string):
 }
 
 /** Deletes (the vacated stand-in, or the original) and creates at toIP; returns the created object and the gap. */
-async function swapIn(ctx: Context, prepared: Prepared, where: string): Promise<{ created: KubeObject; gapMillis: number; attempts: number; createdAt?: number; bridgedMillis?: number }> {
+async function swapIn(ctx: Context, prepared: Prepared, where: string): Promise<{ created: KubeObject; gapMillis: number; attempts: number; createdAt?: number; bridgedMillis?: number; bridged?: boolean }> {
   const { entry, live } = prepared;
   const key = serviceRefKey(entry);
   const oldUid = uidOf(entry.service);
@@ -199,15 +199,27 @@ async function swapIn(ctx: Context, prepared: Prepared, where: string): Promise<
     faultPoint("after-dns-bridge", key);
     return { created, gapMillis: createdAt - deleted, attempts, createdAt, bridgedMillis: nowMs() - createdAt };
   }
-  if (live && uidOf(live) === oldUid && !live.metadata?.deletionTimestamp) {
-    await deleteJournaled(ctx, prepared, where);
+  // A selector Service's endpoints as the controller wrote them, read before the delete and copied to the new
+  // Service right after its create (endpointBridge.ts): DNS answers the new IP at once, and until kube-proxy has
+  // endpoints for it, a connection there is refused (seen on the node lab: about a second per Service).
+  let oldSlices: KubeObject[] = [];
+  let slicesPath = "";
+  const current = live && uidOf(live) === oldUid && !live.metadata?.deletionTimestamp;
+  if (current && selectsPods(entry.service) && !entry.endpoints) {
+    slicesPath = await endpointSlicesPath(ctx, entry.namespace);
+    const slices = await ctx.rest.list(slicesPath, { labelSelector: `${SERVICE_NAME_LABEL}=${entry.name},${MANAGED_BY_LABEL}=endpointslice-controller.k8s.io` });
+    oldSlices = slices.filter((slice) => ownerUidsOf(slice).includes(oldUid!) && hasEndpoints(slice));
   }
+  if (current) await deleteJournaled(ctx, prepared, where);
   const deleted = nowMs();
   faultPoint("after-delete", key);
   // read after the delete: deleteJournaled may have refreshed the journaled original
   const { body } = prepared.recreate;
   const { created, attempts } = await createWhenFree(ctx, body, key, oldUid, where);
-  return { created, gapMillis: nowMs() - deleted, attempts };
+  const createdAt = nowMs();
+  if (oldSlices.length === 0) return { created, gapMillis: createdAt - deleted, attempts, bridged: false };
+  await bridgeEndpointsTo(ctx, created, slicesPath, oldSlices, undefined);
+  return { created, gapMillis: createdAt - deleted, attempts, bridged: true, bridgedMillis: nowMs() - createdAt };
 }
 
 function ownerUidsOf(object: KubeObject): string[] {
@@ -218,11 +230,11 @@ function hasEndpoints(slice: KubeObject): boolean {
   return Array.isArray(slice.endpoints) && slice.endpoints.length > 0;
 }
 
-/** Where this cluster serves EndpointSlices (discovery.k8s.io/v1 from 1.21, v1beta1 on 1.20). */
+/** Where this cluster serves EndpointSlices (discovery.k8s.io/v1 from 1.21, v1beta1 on 1.20); asked once a run. */
 export async function endpointSlicesPath(ctx: Context, namespace: string): Promise<string> {
-  const group = await ctx.rest.getOptional("/apis/discovery.k8s.io");
-  const version = (group?.preferredVersion as { version?: string } | undefined)?.version ?? "v1";
-  return `/apis/discovery.k8s.io/${version}/namespaces/${encodeURIComponent(namespace)}/endpointslices`;
+  ctx.endpointSlicesVersion ??= ctx.rest.getOptional("/apis/discovery.k8s.io")
+    .then((group) => (group?.preferredVersion as { version?: string } | undefined)?.version ?? "v1");
+  return `/apis/discovery.k8s.io/${await ctx.endpointSlicesVersion}/namespaces/${encodeURIComponent(namespace)}/endpointslices`;
 }
 
 /** The stand-in's endpoints copied to the new Service right after its create; best effort (the controllers follow). */
@@ -249,6 +261,8 @@ export interface Swapped {
   result: MoveResult;
   /** Old uid → new uid, for the Service and its Endpoints: what dependents are re-linked by. */
   uidMap: Map<string, string>;
+  /** Whether the old endpoints were bridged to the new Service; undefined when an interrupted run created it. */
+  bridged?: boolean;
 }
 
 /** Phase 2, gap-critical: delete, create at toIP, verify, hand-made Endpoints back. */
@@ -259,6 +273,7 @@ export async function swapMove(ctx: Context, prepared: Prepared): Promise<Swappe
   const result: MoveResult = { namespace: request.namespace, name: request.name, outcome: prepared.outcome, fromIP: entry.fromIP, ip: entry.toIP };
   let created: KubeObject;
   let swappedAt: number | undefined;
+  let bridged: boolean | undefined;
   if (prepared.live && uidOf(prepared.live) !== uidOf(entry.service)) {
     created = prepared.live; // an interrupted run had already created it
   } else {
@@ -275,6 +290,7 @@ export async function swapMove(ctx: Context, prepared: Prepared): Promise<Swappe
     result.createAttempts = swapped.attempts;
     if (swapped.bridgedMillis !== undefined) result.endpointsBridgedMillis = round(swapped.bridgedMillis);
     swappedAt = swapped.createdAt;
+    bridged = swapped.bridged;
     faultPoint("after-create", key);
     ctx.options.log?.(`Service ${key}: ${entry.fromIP} -> ${entry.toIP} (gap ${result.gapMillis} ms)`);
   }
@@ -289,5 +305,5 @@ export async function swapMove(ctx: Context, prepared: Prepared): Promise<Swappe
     result.restoredEndpoints = true;
     faultPoint("after-endpoints-restore", key);
   }
-  return { prepared, created, result, uidMap, createdAt: swappedAt };
+  return { prepared, created, result, uidMap, createdAt: swappedAt, bridged };
 }

@@ -59,10 +59,14 @@ function migratedCluster(m: LabMigration): void {
   assert.equal(dns.spec.clusterIP, DNS_FINAL_IP);
 }
 
+/** What the prober saw, per phase; printed, since the closing figures come from it whether the case passes or not. */
 function trafficOf(m: LabMigration) {
   const { phases } = phaseWindows(m.events, m.lab.nodes.map((n) => n.name));
   const pods = m.records.filter((r) => r.kind === "start").length;
-  return { phases, pods, traffic: summarizeTraffic(m.records, phases) };
+  const traffic = summarizeTraffic(m.records, phases);
+  console.log(`      traffic: ${JSON.stringify(traffic.total)}; phases: ${phases.map((w) => `${w.name} ${Math.round((w.end - w.start) / 1000)} s`).join(", ")}`);
+  for (const o of traffic.longest) console.log(`      longest ${o.probe} ${o.target}: ${o.millis} ms, ${o.failures} failed, in ${o.phases.join("+")}${o.firstError ? ` (${o.firstError})` : ""}`);
+  return { phases, pods, traffic };
 }
 
 describe("the migration on real nodes (node lab)", function () {
