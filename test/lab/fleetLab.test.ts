@@ -10,15 +10,10 @@ import * as path from "path";
 import { cidrContains } from "../../lib/net/cidr";
 import { fleetCli as cli } from "../e2e/fleetSandboxes";
 import { LAB_RANGES, labDir, labDown, LabInfo, labUp, stackEnv } from "../testbed/nodes/labStack";
+import { inNode } from "../testbed/nodes/inNode";
 
 const REPO_ROOT = path.join(__dirname, "..", "..");
-const LAB_SH = path.join(REPO_ROOT, "test", "testbed", "nodes", "lab.sh");
 const FAULT_TABLE = "cidr_migration_fault";
-
-function inNode(node: string, command: string[]): void {
-  const result = spawnSync("bash", [LAB_SH, "exec", node, ...command], { encoding: "utf8" });
-  assert.equal(result.status, 0, `${command.join(" ")} on ${node}: ${result.stderr}`);
-}
 
 describe("fleet on real nodes: a failed stack, fixed, resumes and finishes", function () {
   this.timeout(30 * 60_000);

@@ -12,8 +12,8 @@ import { phaseWindows } from "../testbed/nodes/engineTimeline";
 import { LAB_RANGES, labDir, labDown } from "../testbed/nodes/labStack";
 import { LabMigration, migrateLab } from "../testbed/nodes/labMigration";
 import { summarizeTraffic } from "../testbed/nodes/trafficSummary";
+import { inNode } from "../testbed/nodes/inNode";
 
-const LAB_SH = path.join(__dirname, "..", "testbed", "nodes", "lab.sh");
 const NEW_POD_RANGE = LAB_RANGES.podCidr.to;
 const DNS_FINAL_IP = "10.112.0.10";
 
@@ -21,12 +21,6 @@ function kubectlJson(m: LabMigration, args: string[]): { items: Array<Record<str
   const result = spawnSync(path.join(labDir(), "bin", "kubectl"), ["--kubeconfig", m.lab.kubeconfigPath, ...args, "-o", "json"], { encoding: "utf8", maxBuffer: 64 << 20 });
   assert.equal(result.status, 0, result.stderr);
   return JSON.parse(result.stdout);
-}
-
-function inNode(node: string, command: string[]): string {
-  const result = spawnSync("bash", [LAB_SH, "exec", node, ...command], { encoding: "utf8" });
-  assert.equal(result.status, 0, `${command.join(" ")} on ${node}: ${result.stderr}`);
-  return result.stdout;
 }
 
 /** The IPv4 address of `device` inside `node`, as "a.b.c.d/len". */
