@@ -15,6 +15,10 @@ programs=(kube-apiserver kube-controller-manager kubeadm kubectl)
 [ "$#" -eq 0 ] || programs=("$@")
 # Bump when the recipe changes, so stale cached binaries are rebuilt.
 stamp="go-module-build-1"
+# One build of a version at a time: a second caller (npm test's background build, a test) waits, then finds it cached.
+mkdir -p "$cache_dir"
+exec 9>"$cache_dir/kube-$version.lock"
+flock 9
 missing=()
 for p in "${programs[@]}"; do [ -x "$bin_dir/$p" ] || missing+=("$p"); done
 if [ "${#missing[@]}" -eq 0 ] && [ "$(cat "$cache_dir/kube-$version/BUILD" 2>/dev/null)" = "$stamp" ]; then
@@ -63,7 +67,9 @@ for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
   ld+="-X $pkg.gitVersion=v$version -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean "
 done
 mkdir -p out
-CGO_ENABLED=0 go build -trimpath -pgo=off -ldflags "$ld" -o out/ "${packages[@]}"
+# No DWARF (-gcflags=all=-dwarf=false, -ldflags -s -w): 13% less build time measured on etcd, and stack traces
+# keep their file:line (pclntab stays). The cache stamp is unchanged: a binary with DWARF is as good.
+CGO_ENABLED=0 go build -trimpath -pgo=off -gcflags=all=-dwarf=false -ldflags "-s -w $ld" -o out/ "${packages[@]}"
 mkdir -p "$bin_dir"
 for p in "${programs[@]}"; do cp "out/$p" "$bin_dir/.$p.new"; mv -f "$bin_dir/.$p.new" "$bin_dir/$p"; done
 echo "$stamp" > "$cache_dir/kube-$version/BUILD"

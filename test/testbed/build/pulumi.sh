@@ -107,6 +107,8 @@ if [ "${#problems[@]}" -gt 0 ]; then
 fi
 
 start=$SECONDS
+# No DWARF (-gcflags=all=-dwarf=false, -ldflags -s -w): 13% less build time measured on etcd's build, and stack traces
+# keep their file:line (pclntab stays). The cache stamp is unchanged: a binary with DWARF is as good.
 # "v" as in upstream release builds, so `pulumi version` prints v<version>
 version_ld="-X github.com/pulumi/pulumi/sdk/v3/go/common/version.Version=v$pulumi_version"
 # --- the CLI: one wrapper module pinning pkg/v3 and sdk/v3 at the tag -------------------------------------------
@@ -117,7 +119,7 @@ if [ "$need_cli" = 1 ]; then
   modules=("github.com/pulumi/pulumi/pkg/v3/cmd/pulumi@v$pulumi_version" "github.com/pulumi/pulumi/sdk/v3@v$pulumi_version")
   go get "${modules[@]}" >/dev/null 2>&1 || go get "${modules[@]}"
   mkdir -p out
-  timed_build pulumi env CGO_ENABLED=0 go build -trimpath -ldflags "$version_ld" -o out/pulumi \
+  timed_build pulumi env CGO_ENABLED=0 go build -trimpath -gcflags=all=-dwarf=false -ldflags "-s -w $version_ld" -o out/pulumi \
     github.com/pulumi/pulumi/pkg/v3/cmd/pulumi
   install_file out/pulumi "$bin_dir/pulumi"
   echo "$stamp" > "$out_dir/BUILD"
@@ -147,8 +149,8 @@ if [ "$need_kubernetes" = 1 ]; then
   mkdir -p k; cp "$d"/{main.go,generate.go,schema.json,terraform-mapping.json} k/; chmod -R u+w k
   go mod tidy >/dev/null 2>&1 || go mod tidy
   timed_build "kubernetes embeds (go generate)" env -C k VERSION="$kubernetes_version" go run generate.go
-  timed_build pulumi-resource-kubernetes env CGO_ENABLED=0 go build -trimpath \
-    -ldflags "-X $module/pkg/version.Version=$kubernetes_version" -o out/pulumi-resource-kubernetes ./k
+  timed_build pulumi-resource-kubernetes env CGO_ENABLED=0 go build -trimpath -gcflags=all=-dwarf=false \
+    -ldflags "-s -w -X $module/pkg/version.Version=$kubernetes_version" -o out/pulumi-resource-kubernetes ./k
   install_file out/pulumi-resource-kubernetes "$k8s_dir/pulumi-resource-kubernetes"
   echo "$stamp" > "$k8s_dir/BUILD"
   cd /; rm -rf "$work"
