@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The real-node lab (issue 14): nodes as containers on one kernel, the way kind makes them, without Docker. Each node
 # is a network namespace (its own eth0 on the lab bridge, 172.31.250.0/24) plus, inside it, a mount, PID, cgroup,
-# UTS and IPC namespace whose init is node-init.sh: its own /etc/kubernetes, /var/lib/{kubelet,containerd,etcd,cni}
+# UTS and IPC namespace whose init is node-init.sh: its own /etc/kubernetes, /var/lib/{kubelet,containerd,etcd,cni,cidr-migration}
 # and /run, cgroup v1 hierarchies rooted at the node's own cgroup, and containerd, sshd and a kubelet running in it.
 # This machine has cgroup v1 only and no systemd (see the README's test-bed section), hence no nspawn.
 #

@@ -8,10 +8,12 @@ logs="$NODE_DIR/logs"
 mkdir -p "$logs"
 
 # The node's own state: on the host's ext4 (containerd's overlay snapshots cannot sit on overlayfs), bound over the
-# paths kubeadm, the kubelet and containerd use. Everything else is the host's, read as it is.
+# paths kubeadm, the kubelet and containerd use, and /var/lib/cidr-migration, where the migration's node scripts keep
+# their backups and the kubeadm-rejoin marker (shared, one node's marker made the others skip their rejoin).
+# Everything else is the host's, read as it is.
 mount -t tmpfs tmpfs /run
 mkdir -p /run/sshd /run/containerd
-for path in etc/kubernetes etc/cni/net.d etc/containerd var/lib/kubelet var/lib/containerd var/lib/etcd var/lib/cni var/log/pods var/log/containers root/.ssh; do
+for path in etc/kubernetes etc/cni/net.d etc/containerd var/lib/kubelet var/lib/containerd var/lib/etcd var/lib/cni var/lib/cidr-migration var/log/pods var/log/containers root/.ssh; do
   mkdir -p "$NODE_DIR/fs/$path" "/$path"
   mount --bind "$NODE_DIR/fs/$path" "/$path"
 done
