@@ -52,7 +52,7 @@ describe("fleet: the summary", () => {
 });
 
 describe("fleet: the engine's error line", () => {
-  it("the failing step's own error, not the engine's closing 'update failed' or the captured output around it", () => {
+  it("the failing step's own error and its name, not the engine's closing 'update failed' or the captured output around it", () => {
     const message = [
       "code: 255",
       " stdout: Updating (fleet-a):",
@@ -60,8 +60,11 @@ describe("fleet: the engine's error line", () => {
       "    error: update failed",
       " stderr: ",
     ].join("\n");
-    assert.equal(engineErrorLine(message), "cannot run the step on root@127.0.0.1:2201 over SSH (ssh exit 255)");
+    assert.equal(engineErrorLine(message), "cannot run the step on root@127.0.0.1:2201 over SSH (ssh exit 255) (step control-plane-cp-1-backup)", "with the step that failed: the error itself names only a host");
+    const diagnostics = ["Diagnostics:", "  pulumi-nodejs:dynamic/cidr-migration:RemoteScript (nodes-worker-2-kubelet-stop):", "    error: connect ECONNREFUSED 172.31.250.13:22", "", "  pulumi:pulumi:Stack (cidr-migration-nodes):", "    error: update failed"].join("\n");
+    assert.equal(engineErrorLine(diagnostics), "connect ECONNREFUSED 172.31.250.13:22 (step nodes-worker-2-kubelet-stop)");
     assert.equal(engineErrorLine("code: 1\n stdout: \n stderr: error: update failed\n"), "update failed");
+    assert.equal(engineErrorLine("error: invalid stack config"), "invalid stack config");
     assert.equal(engineErrorLine("\n\n"), "the engine failed without a message");
   });
 });
