@@ -8,6 +8,7 @@ import { collectClusterObjects } from "./collect";
 import { kubernetesServiceIP } from "../net/cidr";
 import { checkBridgeAdmission, probeBridgeAdmission } from "./bridgeAdmission";
 import { checkDrains } from "./drains";
+import { checkDnsReplicas } from "./dnsReplicas";
 import { checkEtcd } from "./etcd";
 import { EtcdAccess } from "./etcdAccess";
 import { probeEtcd } from "./etcdProbe";
@@ -30,6 +31,7 @@ export function preflightFindings(input: PreflightInput): Finding[] {
     ...checkHardCodedAddresses(input),
     ...checkServices(input),
     ...checkDrains(input),
+    ...checkDnsReplicas(input),
     ...checkCapacityAndVersions(input),
     ...checkEtcd(input),
     ...checkBridgeAdmission(input),

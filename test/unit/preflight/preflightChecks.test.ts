@@ -10,6 +10,7 @@ import { ClusterObjects, emptyClusterObjects, EndpointSliceObject } from "../../
 import { checkClusterKind } from "../../../lib/preflight/clusterKind";
 import { parseFlags } from "../../../lib/preflight/controlPlanePods";
 import { checkDrains } from "../../../lib/preflight/drains";
+import { checkDnsReplicas } from "../../../lib/preflight/dnsReplicas";
 import { checkEtcd } from "../../../lib/preflight/etcd";
 import { EtcdProbe } from "../../../lib/preflight/etcdProbe";
 import { checkHardCodedAddresses } from "../../../lib/preflight/hardCodedAddresses";
@@ -250,6 +251,30 @@ describe("preflight checks (pure)", () => {
         ["BARE_POD_BLOCKS_DRAIN", "Pod a/bare"],
       ]);
       assert.match(found[0].message, /wait 300 s and fail: it allows 0 disruptions now \(1 healthy, 1 required, 1 expected\)/);
+    });
+  });
+
+  describe("DNS replicas", () => {
+    const dnsService = service("kube-system", "kube-dns", { clusterIP: "10.96.0.10", selector: { "k8s-app": "kube-dns" } });
+    const dnsPod = (name: string, nodeName: string, ready = true): V1Pod => ({
+      metadata: { namespace: "kube-system", name, labels: { "k8s-app": "kube-dns", "pod-template-hash": "x" } },
+      spec: { nodeName, containers: [] },
+      status: { phase: "Running", conditions: [{ type: "Ready", status: ready ? "True" : "False" }] },
+    });
+    const moving = [node("cp-1", "10.244.0.0/24"), node("worker-1", "10.244.1.0/24")];
+
+    it("one Ready DNS pod while nodes move: a warning naming its node and how to scale up; two Ready, or none: nothing", () => {
+      const found = checkDnsReplicas(input({ services: [dnsService], nodes: moving, pods: [dnsPod("coredns-a", "cp-1"), dnsPod("coredns-b", "worker-1", false)] }));
+      assert.deepStrictEqual(brief(found), [{ code: "DNS_SINGLE_REPLICA", severity: "warning", object: "Service kube-system/kube-dns", path: undefined }]);
+      assert.match(found[0].message, /one Ready DNS pod behind it: every DNS lookup in the cluster fails while node cp-1 drains/);
+      assert.match(found[0].action, /--replicas=2/);
+      assert.deepStrictEqual(checkDnsReplicas(input({ services: [dnsService], nodes: moving, pods: [dnsPod("coredns-a", "cp-1"), dnsPod("coredns-b", "cp-1")] })), []);
+      assert.deepStrictEqual(checkDnsReplicas(input({ services: [dnsService], nodes: moving, pods: [dnsPod("coredns-a", "cp-1", false)] })), [], "none Ready: DNS is served elsewhere or not at all; no drain changes that");
+    });
+
+    it("no node moves (a pod-range expansion, or only Services): no drain, no warning", () => {
+      const expansion = config({ podCidr: { from: "10.244.0.0/16", to: "10.244.0.0/15", nodeMaskSize: 24 } });
+      assert.deepStrictEqual(checkDnsReplicas(input({ services: [dnsService], nodes: moving, pods: [dnsPod("coredns-a", "cp-1")] }, { config: expansion })), []);
     });
   });
 
