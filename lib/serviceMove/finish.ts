@@ -153,8 +153,9 @@ export async function finishMove(ctx: Context, swapped: Swapped): Promise<Bridge
     const seen = await removeDnsBridge(ctx, entry, swapped.created, where);
     if (seen !== undefined && swapped.createdAt !== undefined) swapped.result.controllerSliceMillis = round(seen - swapped.createdAt);
   } else if (swapped.bridged !== false && selectsPods(entry.service) && !entry.endpoints) {
-    // bridged undefined: an interrupted run created the Service, and may have bridged it
-    bridgeLeft = await retrying(() => removeBridgeIfReplaced(ctx, targetOf(swapped.created)));
+    // bridged undefined: an interrupted run created the Service, and may have bridged it. A failure here leaves the
+    // bridge to the sweep, which tries again: the Service itself is moved and verified.
+    bridgeLeft = await retrying(() => removeBridgeIfReplaced(ctx, targetOf(swapped.created))).catch(() => targetOf(swapped.created));
   }
   swapped.result.relinkedDependents = await relinkDependents(ctx, entry, swapped.uidMap);
   faultPoint("after-dependents-relink", key);

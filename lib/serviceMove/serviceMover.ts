@@ -240,7 +240,9 @@ async function finishPhase(run: Run, prepared: Prepared[], phase: SwapPhase): Pr
   const { ctx } = run;
   await inLanes(phase.swapped, run.wide, finishInto(run, phase), () => false);
   await Promise.all(phase.settling);
-  await sweepBridges(ctx, phase.bridgesLeft).catch((err) => { run.failures.push(failureLine(err, ctx.rest.server, "removing the endpoint bridges")); });
+  await sweepBridges(ctx, phase.bridgesLeft).catch((err) => {
+    ctx.warnings.push(`${failureLine(err, ctx.rest.server, "removing the endpoint bridges")}; the moved Services answer, some through copies of their old EndpointSlices (label endpointslice.kubernetes.io/managed-by=cidr-migration.io): delete those once the endpointslice controller has written its own`);
+  });
   const notStarted = prepared.filter((p) => !phase.started.has(p));
   const undone = await Promise.all(notStarted.map((p) => abandon(ctx, p).catch((err) => { failWith(run, serviceRefKey(p.request))(err); return false; })));
   const removable = [...phase.finished, ...notStarted.filter((_, i) => undone[i]).map((p) => serviceRefKey(p.request))];

@@ -206,9 +206,14 @@ async function swapIn(ctx: Context, prepared: Prepared, where: string): Promise<
   let slicesPath = "";
   const current = live && uidOf(live) === oldUid && !live.metadata?.deletionTimestamp;
   if (current && selectsPods(entry.service) && !entry.endpoints) {
-    slicesPath = await endpointSlicesPath(ctx, entry.namespace);
-    const slices = await ctx.rest.list(slicesPath, { labelSelector: `${SERVICE_NAME_LABEL}=${entry.name},${MANAGED_BY_LABEL}=endpointslice-controller.k8s.io` });
-    oldSlices = slices.filter((slice) => ownerUidsOf(slice).includes(oldUid!) && hasEndpoints(slice));
+    try {
+      slicesPath = await endpointSlicesPath(ctx, entry.namespace);
+      const slices = await ctx.rest.list(slicesPath, { labelSelector: `${SERVICE_NAME_LABEL}=${entry.name},${MANAGED_BY_LABEL}=endpointslice-controller.k8s.io` });
+      oldSlices = slices.filter((slice) => ownerUidsOf(slice).includes(oldUid!) && hasEndpoints(slice));
+    } catch (err) {
+      // best effort, like the bridge itself: the move goes on, and the controllers write the endpoints as ever
+      ctx.warnings.push(`Service ${key}: its endpoints could not be read for the bridge (${(err as Error).message.split("\n")[0]}); it answers once the endpointslice controller has written them`);
+    }
   }
   if (current) await deleteJournaled(ctx, prepared, where);
   const deleted = nowMs();
