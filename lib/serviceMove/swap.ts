@@ -172,7 +172,7 @@ async function swapIn(ctx: Context, prepared: Prepared, where: string): Promise<
     // slices, or, while a busy endpointslice controller has not written those yet, the old DNS Service's own
     // (same selector, same ports), read before it goes.
     const slicesPath = await endpointSlicesPath(ctx, entry.namespace);
-    const controllerSlices = (service: string) => ctx.rest.list(slicesPath, { labelSelector: `${SERVICE_NAME_LABEL}=${service},${MANAGED_BY_LABEL}=endpointslice-controller.k8s.io` });
+    const controllerSlices = (service: string) => controllerSlicesNamed(ctx, slicesPath, service);
     let oldSlices: KubeObject[] = [];
     let oldEndpoints: KubeObject | undefined;
     if (live && uidOf(live) === oldUid) {
@@ -208,7 +208,7 @@ async function swapIn(ctx: Context, prepared: Prepared, where: string): Promise<
   if (current && selectsPods(entry.service) && !entry.endpoints) {
     try {
       slicesPath = await endpointSlicesPath(ctx, entry.namespace);
-      const slices = await ctx.rest.list(slicesPath, { labelSelector: `${SERVICE_NAME_LABEL}=${entry.name},${MANAGED_BY_LABEL}=endpointslice-controller.k8s.io` });
+      const slices = await controllerSlicesNamed(ctx, slicesPath, entry.name);
       oldSlices = slices.filter((slice) => ownerUidsOf(slice).includes(oldUid!) && hasEndpoints(slice));
     } catch (err) {
       // best effort, like the bridge itself: the move goes on, and the controllers write the endpoints as ever
@@ -225,6 +225,11 @@ async function swapIn(ctx: Context, prepared: Prepared, where: string): Promise<
   if (oldSlices.length === 0) return { created, gapMillis: createdAt - deleted, attempts, bridged: false };
   await bridgeEndpointsTo(ctx, created, slicesPath, oldSlices, undefined);
   return { created, gapMillis: createdAt - deleted, attempts, bridged: true, bridgedMillis: nowMs() - createdAt };
+}
+
+/** The endpointslice controller's slices labelled with the Service name `service` (of any uid). */
+function controllerSlicesNamed(ctx: Context, slicesPath: string, service: string): Promise<KubeObject[]> {
+  return ctx.rest.list(slicesPath, { labelSelector: `${SERVICE_NAME_LABEL}=${service},${MANAGED_BY_LABEL}=endpointslice-controller.k8s.io` });
 }
 
 function ownerUidsOf(object: KubeObject): string[] {
