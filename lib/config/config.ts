@@ -9,7 +9,7 @@ import {
 import { subnetCount } from "../net/nodeSubnets";
 import { ConfigError } from "./errors";
 import { Inventory } from "../plan/inventory";
-import { Cni, DEFAULT_SERVICE_PARALLELISM, MigrationConfig, NodeRole, NodeTarget, RolloutStrategy } from "./migrationConfig";
+import { Cni, DEFAULT_SERVICE_PARALLELISM, MigrationConfig, NodeRole, NodeTarget, RolloutStrategy, ServiceStrategy } from "./migrationConfig";
 import { hostProblem, nodeNameProblem, PREFLIGHT_CHECK, userNameProblem } from "./nodeIdentity";
 import { closest } from "fastest-levenshtein";
 import { ConfigSource, Reader, isEncrypted, setCommand, show } from "./configReader";
@@ -41,13 +41,14 @@ const SCHEMA: Record<string, readonly string[] | null> = {
   ssh: ["user", "privateKey"],
   dns: ["service"],
   nodeRollout: ["strategy", "maxUnavailable", "canary", "drainTimeoutSeconds", "ignorePreflightErrors", "dnsDisruptionBudget"],
-  services: ["parallelism", "allowLoadBalancerRecreate", "bridgeOldIps"],
+  services: ["strategy", "parallelism", "allowLoadBalancerRecreate", "bridgeOldIps"],
   snapshot: ["directory", "trigger"],
 };
 const NODE_KEYS = ["name", "host", "port", "user", "role"];
 const CNIS: readonly Cni[] = ["calico", "flannel", "cilium", "none", "auto"];
 const ROLES: readonly NodeRole[] = ["control-plane", "worker"];
-const STRATEGIES: readonly RolloutStrategy[] = ["reregister", "kubeadm-rejoin"];
+const STRATEGIES: readonly RolloutStrategy[] = ["reregister", "kubeadm-rejoin", "etcd-rewrite"];
+const SERVICE_STRATEGIES: readonly ServiceStrategy[] = ["recreate", "etcd-rewrite"];
 
 export function validateConfig(source: ConfigSource, context: ValidationContext = {}): MigrationConfig {
   const r = new Reader(source);
@@ -75,19 +76,23 @@ export function validateConfig(source: ConfigSource, context: ValidationContext 
   const nodes = readNodes(r, ssh.user);
   const dns = readDns(r);
   const rollout = r.object("nodeRollout") ?? {};
+  const servicesRaw = r.object("services") ?? {};
+  const serviceStrategy = r.oneOf("services.strategy", servicesRaw.strategy, SERVICE_STRATEGIES, "recreate");
   const nodeRollout = {
-    strategy: r.oneOf("nodeRollout.strategy", rollout.strategy, STRATEGIES, "reregister"),
+    // the rewrite moves Services and Node podCIDRs in one apiserver stop: the nodes follow the Services' strategy
+    strategy: r.oneOf("nodeRollout.strategy", rollout.strategy, STRATEGIES, serviceStrategy === "etcd-rewrite" ? "etcd-rewrite" : "reregister"),
     maxUnavailable: r.integer("nodeRollout.maxUnavailable", rollout.maxUnavailable, { min: 1, fallback: 1 }),
     canary: r.string("nodeRollout.canary", rollout.canary, { required: false, example: "worker-1" }),
     drainTimeoutSeconds: r.integer("nodeRollout.drainTimeoutSeconds", rollout.drainTimeoutSeconds, { min: 1, fallback: 300 }),
     ...readIgnorePreflightErrors(r, rollout.ignorePreflightErrors),
     dnsDisruptionBudget: r.boolean("nodeRollout.dnsDisruptionBudget", rollout.dnsDisruptionBudget, true),
   };
-  const servicesRaw = r.object("services") ?? {};
   const services = {
+    strategy: serviceStrategy,
     parallelism: r.integer("services.parallelism", servicesRaw.parallelism, { min: 1, max: 500, fallback: DEFAULT_SERVICE_PARALLELISM }),
     allowLoadBalancerRecreate: r.boolean("services.allowLoadBalancerRecreate", servicesRaw.allowLoadBalancerRecreate, false),
-    bridgeOldIps: r.boolean("services.bridgeOldIps", servicesRaw.bridgeOldIps, false),
+    // the rewrite leaves every pod holding old addresses until it restarts: bridged unless the operator says no
+    bridgeOldIps: r.boolean("services.bridgeOldIps", servicesRaw.bridgeOldIps, serviceStrategy === "etcd-rewrite"),
   };
   const snapshotRaw = r.object("snapshot") ?? {};
   const snapshot = {
@@ -102,6 +107,7 @@ export function validateConfig(source: ConfigSource, context: ValidationContext 
     checkCapacity(r, { serviceFrom, serviceTo, podTo, nodeMaskSize }, nodes, context.inventory);
   }
   checkRollout(r, nodeRollout, nodes);
+  checkStrategies(r, services.strategy, nodeRollout.strategy);
 
   if (r.problems.length > 0) throw new ConfigError(r.problems);
   return {
@@ -323,6 +329,19 @@ function readIgnorePreflightErrors(r: Reader, raw: unknown): { ignorePreflightEr
     else r.fail(`${key}[${i}]`, `${show(check)} is not a kubeadm preflight check name such as SystemVerification (letters, digits, . and -)`);
   });
   return { ignorePreflightErrors: checks };
+}
+
+/**
+ * The etcd rewrite is one apiserver stop that moves Services and Node podCIDRs together: either both keys say
+ * etcd-rewrite, or neither does.
+ */
+function checkStrategies(r: Reader, services: ServiceStrategy, nodes: RolloutStrategy): void {
+  if (services === "etcd-rewrite" && nodes !== "etcd-rewrite") {
+    r.fail("nodeRollout.strategy", `${show(nodes)} cannot follow services.strategy "etcd-rewrite": the rewrite moves every Node's podCIDR in the same apiserver stop, and the nodes then only restart; remove nodeRollout.strategy or set it to "etcd-rewrite"`);
+  }
+  if (nodes === "etcd-rewrite" && services !== "etcd-rewrite") {
+    r.fail("nodeRollout.strategy", `"etcd-rewrite" needs services.strategy "etcd-rewrite" too: Node podCIDRs are rewritten in the same apiserver stop as the Services; set ${setCommand("services.strategy", "etcd-rewrite")}, or choose "reregister" or "kubeadm-rejoin"`);
+  }
 }
 
 /**

@@ -4,7 +4,9 @@ import { Sensitive } from "./sensitive";
 
 export type Cni = "calico" | "flannel" | "cilium" | "none" | "auto";
 export type NodeRole = "control-plane" | "worker";
-export type RolloutStrategy = "reregister" | "kubeadm-rejoin";
+export type RolloutStrategy = "reregister" | "kubeadm-rejoin" | "etcd-rewrite";
+/** recreate: each Service deleted and created at its new IP through the API; etcd-rewrite: moved in place in etcd. */
+export type ServiceStrategy = "recreate" | "etcd-rewrite";
 
 export interface CidrMove {
   from: string;
@@ -50,6 +52,11 @@ export interface MigrationConfig {
     dnsDisruptionBudget: boolean;
   };
   services: {
+    /**
+     * recreate (default), or etcd-rewrite: every Service's ClusterIP and every Node's podCIDR rewritten in place in
+     * etcd while the apiservers are stopped (uids kept); then nodeRollout.strategy is etcd-rewrite too.
+     */
+    strategy: ServiceStrategy;
     /** How many Service moves run at once (the DNS Service always moves alone and last). Default DEFAULT_SERVICE_PARALLELISM. */
     parallelism: number;
     /** Consent to re-create LoadBalancer Services (a cloud load balancer can get a new external address). */

@@ -41,6 +41,13 @@ export const STEP_ESTIMATE_SECONDS = {
   /** Cordon, drain, CNI cleanup, rejoin, Ready, verify: the drain dominates. */
   nodeMove: 240,
   enableAllocation: 60,
+  /** etcd-rewrite: moving a manifest out and waiting for the component to stop; the rewrite; a start on new flags. */
+  stopComponents: 30,
+  etcdRewrite: 15,
+  startApiserver: 60,
+  startControllerManager: 30,
+  /** etcd-rewrite: cordon, drain, CNI cleanup, kubelet restart, DaemonSet pods replaced: no Node delete. */
+  nodeRestart: 180,
   kubeProxy: 60,
   verify: 60,
 } as const;
@@ -84,6 +91,39 @@ function controlPlaneSteps(list: PhaseList, controlPlanes: NodeTarget[], after: 
   }
   list.phase("control-plane", cpSteps);
   return previous;
+}
+
+/**
+ * services.strategy etcd-rewrite: the serving certificates first, while every apiserver still runs (they keep the
+ * old kubernetes Service IP as a SAN); then every apiserver and KCM stopped, the rewrite, and each control-plane
+ * node started on the new flags, apiserver before KCM. Returns the rewrite step and the last start.
+ */
+function rewriteControlPlaneSteps(list: PhaseList, controlPlanes: NodeTarget[], after: string[]): { rewrite: string; done: string[] } {
+  const cpSteps: PlanStep[] = [];
+  let previous = after;
+  const chain = (id: string, action: string, target: string, estimate: number) => {
+    cpSteps.push(step(id, action, target, previous, estimate));
+    previous = [id];
+  };
+  for (const cp of controlPlanes) chain(stepId.controlPlane(cp.name, "backup"), "backup-manifests", cp.name, E.backupManifests);
+  for (const cp of controlPlanes) chain(stepId.controlPlane(cp.name, "apiserver-cert"), "reissue-cert", `${cp.name}:apiserver.crt`, E.reissueCert);
+  for (const cp of controlPlanes) chain(stepId.controlPlane(cp.name, "stop"), "stop-static-pods", `${cp.name}: kube-apiserver.yaml, kube-controller-manager.yaml moved out of the manifests directory`, E.stopComponents);
+  chain(stepId.etcdRewrite, "rewrite-etcd", "Service ClusterIPs, Node podCIDRs and the allocator's records, in etcd", E.etcdRewrite);
+  for (const cp of controlPlanes) {
+    chain(stepId.controlPlane(cp.name, "kube-apiserver"), "start-with-new-flags", `${cp.name}:kube-apiserver.yaml`, E.startApiserver);
+    chain(stepId.controlPlane(cp.name, "kube-controller-manager"), "start-with-new-flags", `${cp.name}:kube-controller-manager.yaml`, E.startControllerManager);
+  }
+  list.phase("control-plane", cpSteps);
+  return { rewrite: stepId.etcdRewrite, done: previous };
+}
+
+/** etcd-rewrite: every planned Service is a step of the rewrite, the kubernetes and DNS Services too. */
+function rewrittenServiceSteps(list: PhaseList, moving: ServiceMove[], kubernetesMoves: boolean, rewrite: string): void {
+  const kubernetesSteps = kubernetesMoves ? [step(stepId.kubernetesService, "rewrite-in-etcd", "Service default/kubernetes", [rewrite], 0)] : [];
+  const moves = moving
+    .filter((s) => !isKubernetesService(s))
+    .map((s) => step(stepId.service(s), "rewrite-in-etcd", `Service ${serviceRefKey(s)}: ${s.oldClusterIP} -> ${s.newClusterIP}`, [rewrite], 0));
+  list.phase("services", [...kubernetesSteps, ...moves]);
 }
 
 /**
@@ -156,19 +196,21 @@ export function flannelTransitionNetwork(podCidr: Pick<MigrationConfig["podCidr"
 }
 
 /** Batches in order, the nodes of one batch together; then KCM's allocation back on, one control-plane node at a time. */
-function nodeSteps(list: PhaseList, nodes: NodeMove[], controlPlanes: NodeTarget[], after: string[]): string[] {
+function nodeSteps(list: PhaseList, nodes: NodeMove[], controlPlanes: NodeTarget[], after: string[], rewritten = false): string[] {
   const steps: PlanStep[] = [];
   let previous = after;
   const batches = new Map<number, NodeMove[]>();
   for (const n of nodes) if (n.action === "move") batches.set(n.batch, [...(batches.get(n.batch) ?? []), n]);
   for (const batch of [...batches.keys()].sort((a, b) => a - b)) {
     previous = batches.get(batch)!.map((n) => {
-      const s = step(stepId.node(n.name), "move-node", `Node ${n.name}: ${n.oldPodCIDR ?? "none"} -> ${n.newPodCIDR}`, previous, E.nodeMove);
+      // rewritten: the podCIDR moved in etcd already, the node is drained and restarted, never deleted
+      const s = step(stepId.node(n.name), "move-node", `Node ${n.name}: ${n.oldPodCIDR ?? "none"} -> ${n.newPodCIDR}`, previous, rewritten ? E.nodeRestart : E.nodeMove);
       steps.push(s);
       return s.id;
     });
   }
-  for (const cp of controlPlanes) {
+  // after a rewrite KCM starts with allocation on: no Node is left in the old range
+  for (const cp of rewritten ? [] : controlPlanes) {
     const s = step(stepId.enableAllocation(cp.name), "edit-manifest", `${cp.name}:kube-controller-manager.yaml --allocate-node-cidrs=true`, previous, E.enableAllocation);
     steps.push(s);
     previous = [s.id];
@@ -186,9 +228,10 @@ export function planPhases(config: MigrationConfig, cni: Plan["cni"], calicoPool
   list.phase("preflight", [step(stepId.preflight, "audit", "cluster", [], E.preflight)]);
   list.phase("snapshot", [step(stepId.snapshot, "etcd-snapshot", config.etcd.endpoints[0] ?? "etcd", [stepId.preflight], E.snapshot)]);
   const controlPlanes = config.nodes.filter((n) => n.role === "control-plane");
+  const moving = services.filter((s) => s.action === "recreate");
+  if (config.services.strategy === "etcd-rewrite") return rewritePhases(list, config, cni, calicoPools, moving, nodes, kubernetesMoves, controlPlanes);
   const controlPlaneDone = controlPlaneSteps(list, controlPlanes, [stepId.snapshot]);
 
-  const moving = services.filter((s) => s.action === "recreate");
   const servicesDone = serviceSteps(list, moving, dnsKey, kubernetesMoves, config.services.parallelism, controlPlaneDone);
 
   const dnsMove = moving.find((s) => serviceRefKey(s) === dnsKey);
@@ -209,12 +252,17 @@ export function planPhases(config: MigrationConfig, cni: Plan["cni"], calicoPool
   const nodesDone = nodeSteps(list, nodes, controlPlanes, lastCniStep ? [lastCniStep.id] : clusterConfigDone);
   if (dnsFinal) dnsFinal.dependsOn = [...nodesDone];
 
+  return finishPhases(list, dnsFinal ? [dnsFinal.id] : [...nodesDone], cniPhase.afterNodes);
+}
+
+/** kube-proxy after the nodes (and the DNS swap), then the CNI's steps that wait for every node, then verify. */
+function finishPhases(list: PhaseList, after: string[], cniAfterNodes: PlanStep[]): PlanPhase[] {
   const kubeProxy = list.phase("kube-proxy", [
-    step(stepId.kubeProxy("config"), "patch-configmap", "ConfigMap kube-system/kube-proxy clusterCIDR", dnsFinal ? [dnsFinal.id] : [...nodesDone], E.kubeProxy),
+    step(stepId.kubeProxy("config"), "patch-configmap", "ConfigMap kube-system/kube-proxy clusterCIDR", after, E.kubeProxy),
     step(stepId.kubeProxy("restart"), "restart-daemonset", "DaemonSet kube-system/kube-proxy", [stepId.kubeProxy("config")], E.kubeProxy),
   ]);
   let previous = [kubeProxy[kubeProxy.length - 1].id];
-  for (const s of cniPhase.afterNodes) {
+  for (const s of cniAfterNodes) {
     s.dependsOn = [...previous];
     previous = [s.id];
   }
@@ -224,6 +272,27 @@ export function planPhases(config: MigrationConfig, cni: Plan["cni"], calicoPool
     if (p.name !== "services") p.estimateSeconds = sumBatches(p.steps);
   }
   return list.phases;
+}
+
+/**
+ * services.strategy etcd-rewrite: the control plane stops, etcd is rewritten (every Service, the DNS Service among
+ * them, and every Node's podCIDR), the control plane starts on the new flags; the cluster config, the CNI and the
+ * nodes (restarted, not re-registered) follow. The DNS Service needs no stand-in: it answers at its old IP through
+ * the old-IP bridge until every pod has restarted.
+ */
+function rewritePhases(list: PhaseList, config: MigrationConfig, cni: Plan["cni"], calicoPools: CalicoPoolPlan | undefined, moving: ServiceMove[], nodes: NodeMove[], kubernetesMoves: boolean, controlPlanes: NodeTarget[]): PlanPhase[] {
+  const controlPlane = rewriteControlPlaneSteps(list, controlPlanes, [stepId.snapshot]);
+  rewrittenServiceSteps(list, moving, kubernetesMoves, controlPlane.rewrite);
+  list.phase("dns", []);
+  const clusterConfig = list.phase("cluster-config", [
+    step(stepId.clusterConfig("kubeadm-config"), "patch-configmap", "ConfigMap kube-system/kubeadm-config", controlPlane.done, E.clusterConfig),
+    step(stepId.clusterConfig("kubelet-config"), "patch-configmap", "ConfigMap kube-system/kubelet-config", controlPlane.done, E.clusterConfig),
+  ]);
+  const clusterConfigDone = clusterConfig.map((s) => s.id);
+  const cniPhase = cniSteps(list, cni, calicoPools, config.podCidr, clusterConfigDone);
+  const lastCniStep = cniPhase.steps.filter((s) => !cniPhase.afterNodes.includes(s)).pop();
+  const nodesDone = nodeSteps(list, nodes, controlPlanes, lastCniStep ? [lastCniStep.id] : clusterConfigDone, true);
+  return finishPhases(list, nodesDone, cniPhase.afterNodes);
 }
 
 /** Steps of a phase that share dependencies run together: count the longest step per group once. */

@@ -97,6 +97,7 @@ function planCluster(config: MigrationConfig, inventory: Inventory): Plan {
     { min: 0, max: 0 },
   );
   return {
+    ...(config.services.strategy === "etcd-rewrite" ? { strategy: "etcd-rewrite" as const } : {}),
     serviceCidr: { ...config.serviceCidr },
     podCidr: { ...config.podCidr },
     kubernetesService,

@@ -52,9 +52,12 @@ export function planInconsistencies(plan: Plan): string[] {
   const dnsRow = services.find((s) => s.namespace === plan.dns.namespace && s.name === plan.dns.name);
   const dnsMoves = dnsRow?.action === "recreate";
   const standInKey = serviceRefKey({ namespace: plan.dns.namespace, name: standInName(plan.dns.name) });
+  // etcd-rewrite: every Service, the DNS Service too, is a step of the rewrite; the DNS phase is empty
+  const rewrite = plan.strategy === "etcd-rewrite";
+  const moveAction = rewrite ? "rewrite-in-etcd" : "recreate";
   const allServiceSteps = phase("services");
-  const kubernetesSteps = allServiceSteps.filter((st) => st.action === "recreate-by-apiserver").length;
-  const serviceSteps = allServiceSteps.filter((st) => st.action !== "recreate-by-apiserver");
+  const kubernetesSteps = allServiceSteps.filter((st) => st.id === stepId.kubernetesService).length;
+  const serviceSteps = allServiceSteps.filter((st) => st.id !== stepId.kubernetesService);
   // Final addresses: IPv4 ones as numbers, sorted and compared neighbour to neighbour (a Map of 500,000 strings
   // costs more than the plan); anything else in a Map. Owners are looked up only for a duplicate.
   const numeric: number[] = [];
@@ -79,11 +82,11 @@ export function planInconsistencies(plan: Plan): string[] {
       } else if (n !== undefined ? n < low || n >= high : !inRange(range.cidr, s.newClusterIP)) {
         add(`Service ${key} moves to ${s.newClusterIP}, outside the new range ${plan.serviceCidr.to}`);
       }
-      if (s !== dnsRow && !isKubernetes(s)) {
+      if ((rewrite || s !== dnsRow) && !isKubernetes(s)) {
         const step = serviceSteps[expected++];
         stepsAgree &&=
           step !== undefined &&
-          step.action === "recreate" &&
+          step.action === moveAction &&
           joins(step.id, SERVICE_STEP_PREFIX, s.namespace, "/", s.name) &&
           joins(step.target, "Service ", s.namespace, "/", s.name, ": ", s.oldClusterIP, " -> ", s.newClusterIP);
       }
@@ -110,7 +113,7 @@ export function planInconsistencies(plan: Plan): string[] {
     return n === undefined ? holder.has(address) : binaryHas(sorted, n);
   };
   // Every Service step is a planned move, and every planned move has its step: said per Service once they disagree.
-  if (!stepsAgree || expected !== serviceSteps.length) for (const m of serviceStepMismatches(services, serviceSteps, dnsKey)) add(m);
+  if (!stepsAgree || expected !== serviceSteps.length) for (const m of serviceStepMismatches(services, serviceSteps, rewrite ? undefined : dnsKey, moveAction)) add(m);
 
   // The kubernetes Service: the summary is its row; its step exists exactly when it moves.
   const k = plan.kubernetesService;
@@ -142,7 +145,7 @@ export function planInconsistencies(plan: Plan): string[] {
 
   // The DNS phase runs exactly when the DNS Service moves, and says where to.
   const dnsSteps = phase("dns");
-  if (dnsMoves) {
+  if (dnsMoves && !rewrite) {
     const target = `Service ${dnsKey}: ${dnsRow!.oldClusterIP} -> ${dnsRow!.newClusterIP}`;
     const ids = dnsSteps.map((s) => s.id).join(", ");
     if (ids !== `${stepId.dnsTemporary}, ${stepId.dnsFinal}`) add(`the DNS Service moves but the dns phase has ${ids || "no steps"}`);
@@ -154,11 +157,14 @@ export function planInconsistencies(plan: Plan): string[] {
   // The graph reads the kubernetes and DNS moves the same way (index.ts declares the kubernetes re-create and the DNS
   // stand-in and swap from serviceMovesFromPlan). Its bulk moves take the same rows as the services phase, by the
   // same predicate; building that record for 500,000 Services here would double the check (test/unit proves it).
-  const graph = serviceMovesFromPlan({ ...plan, services: [kubernetesRow, dnsRow].filter((r): r is ServiceMove => r !== undefined) });
-  if ((graph.kubernetesService !== undefined) !== kubernetesMoves) add(`the graph ${graph.kubernetesService ? "re-creates" : "keeps"} Service default/kubernetes, the plan ${kubernetesMoves ? "re-creates" : "keeps"} it`);
-  if ((graph.dns !== undefined) !== dnsMoves) add(`the graph ${graph.dns ? "moves" : "keeps"} the DNS Service, the plan ${dnsMoves ? "moves" : "keeps"} it`);
-  if (graph.dns && (graph.dns.fromIP !== plan.dns.oldClusterIP || graph.dns.toIP !== plan.dns.newClusterIP)) {
-    add(`the graph moves DNS ${graph.dns.fromIP} -> ${graph.dns.toIP}, the summary ${plan.dns.oldClusterIP} -> ${plan.dns.newClusterIP}`);
+  // (the rewrite's targets come from the plan's rows directly: lib/etcdRewrite/rewriteTargets.ts)
+  if (!rewrite) {
+    const graph = serviceMovesFromPlan({ ...plan, services: [kubernetesRow, dnsRow].filter((r): r is ServiceMove => r !== undefined) });
+    if ((graph.kubernetesService !== undefined) !== kubernetesMoves) add(`the graph ${graph.kubernetesService ? "re-creates" : "keeps"} Service default/kubernetes, the plan ${kubernetesMoves ? "re-creates" : "keeps"} it`);
+    if ((graph.dns !== undefined) !== dnsMoves) add(`the graph ${graph.dns ? "moves" : "keeps"} the DNS Service, the plan ${dnsMoves ? "moves" : "keeps"} it`);
+    if (graph.dns && (graph.dns.fromIP !== plan.dns.oldClusterIP || graph.dns.toIP !== plan.dns.newClusterIP)) {
+      add(`the graph moves DNS ${graph.dns.fromIP} -> ${graph.dns.toIP}, the summary ${plan.dns.oldClusterIP} -> ${plan.dns.newClusterIP}`);
+    }
   }
 
   // Nodes: one row each, one subnet each, in the new range; a step exactly for each node that moves.
@@ -299,14 +305,14 @@ function inRange(cidr: string, ip: string): boolean {
 }
 
 /** Where steps and services phase disagree, said per step and per Service (only run once they do disagree). */
-function serviceStepMismatches(services: ServiceMove[], serviceSteps: Plan["phases"][number]["steps"], dnsKey: string): string[] {
+function serviceStepMismatches(services: ServiceMove[], serviceSteps: Plan["phases"][number]["steps"], dnsKey: string | undefined, moveAction: string): string[] {
   const out: string[] = [];
   const rows = new Map(services.map((s) => [serviceRefKey(s), s]));
   const stepped = new Set<string>();
   for (const step of serviceSteps) {
     const key = step.id.slice(SERVICE_STEP_PREFIX.length);
     const row = rows.get(key);
-    if (step.action !== "recreate" || !row || row.action !== "recreate" || key === dnsKey || isKubernetes(row)) {
+    if (step.action !== moveAction || !row || row.action !== "recreate" || key === dnsKey || isKubernetes(row)) {
       out.push(`step ${step.id} re-creates Service ${key}, which the plan ${row ? `has as "${row.action}"${key === dnsKey ? " (the DNS Service moves in the dns phase)" : ""}` : "does not have"}`);
     } else if (step.target !== `Service ${key}: ${row.oldClusterIP} -> ${row.newClusterIP}`) {
       out.push(`step ${step.id} says "${step.target}", the table ${row.oldClusterIP} -> ${row.newClusterIP}`);

@@ -78,6 +78,8 @@ export interface CalicoPoolPlan {
 }
 
 export interface Plan {
+  /** Present when services.strategy is etcd-rewrite: Services and Node podCIDRs move in etcd, not through the API. */
+  strategy?: "etcd-rewrite";
   serviceCidr: { from: string; to: string };
   podCidr: { from: string; to: string; nodeMaskSize: number };
   kubernetesService: { oldClusterIP: string; newClusterIP: string };

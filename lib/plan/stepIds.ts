@@ -5,7 +5,7 @@
  */
 import { ServiceRef, serviceRefKey } from "../serviceMove/serviceRef";
 
-export type ControlPlaneStep = "backup" | "kube-controller-manager" | "kube-apiserver" | "apiserver-cert";
+export type ControlPlaneStep = "backup" | "kube-controller-manager" | "kube-apiserver" | "apiserver-cert" | "stop";
 export type CniStep =
   | { cni: "calico"; step: "new-pool" | "disable-old-pool" | "remove-old-pool" }
   | { cni: "flannel"; step: "net-conf" | "restart" | "net-conf-final" | "restart-final" }
@@ -19,6 +19,8 @@ export const stepId = {
   preflight: "preflight/audit",
   snapshot: "snapshot/etcd",
   controlPlane: (node: string, step: ControlPlaneStep) => `control-plane/${node}/${step}`,
+  /** services.strategy etcd-rewrite: every planned Service and Node podCIDR moved in etcd while the apiservers are stopped. */
+  etcdRewrite: "control-plane/etcd-rewrite",
   kubernetesService: `${SERVICE_STEP_PREFIX}default/kubernetes`,
   service: (ref: ServiceRef) => `${SERVICE_STEP_PREFIX}${serviceRefKey(ref)}`,
   dnsTemporary: "dns/temporary-service",

@@ -156,6 +156,54 @@ describe("lib/plan buildPlan", () => {
     for (const s of steps.values()) for (const d of s.dependsOn) assert.ok(steps.has(d), `${s.id} depends on missing ${d}`);
   });
 
+  it("services.strategy etcd-rewrite: certificates while the apiservers run, every apiserver and KCM stopped, one rewrite of every Service (DNS too), each node started apiserver first, nodes restarted after", () => {
+    const config = smallConfig((v) => ((v.services as Record<string, unknown>).strategy = "etcd-rewrite"));
+    assert.equal(config.nodeRollout.strategy, "etcd-rewrite");
+    assert.equal(config.services.bridgeOldIps, true);
+    const plan = buildPlan(config, smallInventory());
+    assert.equal(plan.strategy, "etcd-rewrite");
+    assert.deepEqual(planInconsistencies(plan), []);
+    const steps = new Map(plan.phases.flatMap((p) => p.steps).map((s) => [s.id, s]));
+    const cp = plan.phases.find((p) => p.name === "control-plane")!.steps.map((s) => s.id);
+    assert.deepEqual(cp, [
+      "control-plane/cp-1/backup", "control-plane/cp-2/backup", "control-plane/cp-3/backup",
+      "control-plane/cp-1/apiserver-cert", "control-plane/cp-2/apiserver-cert", "control-plane/cp-3/apiserver-cert",
+      "control-plane/cp-1/stop", "control-plane/cp-2/stop", "control-plane/cp-3/stop",
+      "control-plane/etcd-rewrite",
+      "control-plane/cp-1/kube-apiserver", "control-plane/cp-1/kube-controller-manager",
+      "control-plane/cp-2/kube-apiserver", "control-plane/cp-2/kube-controller-manager",
+      "control-plane/cp-3/kube-apiserver", "control-plane/cp-3/kube-controller-manager",
+    ]);
+    // each step waits for the one before it
+    cp.slice(1).forEach((id, i) => assert.deepEqual(steps.get(id)!.dependsOn, [cp[i]], id));
+    // every moving Service is a step of the rewrite, the DNS and kubernetes Services among them; no DNS stand-in
+    const moving = plan.services.filter((s) => s.action === "recreate");
+    const serviceSteps = plan.phases.find((p) => p.name === "services")!.steps;
+    assert.equal(serviceSteps.length, moving.length);
+    for (const s of serviceSteps) {
+      assert.equal(s.action, "rewrite-in-etcd");
+      assert.deepEqual(s.dependsOn, ["control-plane/etcd-rewrite"]);
+    }
+    assert.ok(steps.has("services/kube-system/kube-dns"));
+    assert.deepEqual(plan.phases.find((p) => p.name === "dns")!.steps, []);
+    // the cluster config after the last start; KCM starts with allocation on, so no enable-cidr-allocation steps
+    assert.deepEqual(steps.get("cluster-config/kubeadm-config")!.dependsOn, ["control-plane/cp-3/kube-controller-manager"]);
+    assert.deepEqual([...steps.keys()].filter((id) => id.includes("enable-cidr-allocation")), []);
+    assert.deepEqual(steps.get("kube-proxy/config")!.dependsOn, ["nodes/worker-2", "nodes/worker-3"]);
+    for (const s of steps.values()) for (const d of s.dependsOn) assert.ok(steps.has(d), `${s.id} depends on missing ${d}`);
+  });
+
+  it("refuses an etcd rewrite of the Services with a node strategy that re-registers, and the reverse, naming the key", () => {
+    const mixed = () => smallConfig((v) => {
+      (v.services as Record<string, unknown>).strategy = "etcd-rewrite";
+      (v.nodeRollout as Record<string, unknown>).strategy = "reregister";
+    });
+    assert.throws(mixed, /nodeRollout\.strategy: "reregister" cannot follow services\.strategy "etcd-rewrite"/);
+    const reverse = () => smallConfig((v) => ((v.nodeRollout as Record<string, unknown>).strategy = "etcd-rewrite"));
+    assert.throws(reverse, /nodeRollout\.strategy: "etcd-rewrite" needs services\.strategy "etcd-rewrite" too/);
+    assert.throws(() => smallConfig((v) => ((v.services as Record<string, unknown>).strategy = "rewrite")), /services\.strategy/);
+  });
+
   it("lists the phases in runbook order", () => {
     const plan = buildPlan(smallConfig(), smallInventory());
     assert.deepEqual(
