@@ -10,6 +10,7 @@ import { ClusterConfig, kubeletConfigMapName } from "./components/clusterConfig"
 import { useConfigMapReader } from "./components/liveConfigMaps";
 import { liveConfigMapKey } from "./components/systemObjectPatch";
 import { ControlPlane, EnableCidrAllocation } from "./components/controlPlane";
+import { ControlPlaneBackup, ControlPlaneStart, ControlPlaneStop } from "./components/controlPlaneRewrite";
 import { DnsFinalSwap, DnsTemporaryService } from "./components/dnsContinuity";
 import { FlannelConfig } from "./components/flannelConfig";
 import { KubeProxyConfig } from "./components/kubeProxyConfig";
@@ -20,6 +21,10 @@ import { PreflightGate, Verification } from "./dynamic-providers/clusterAudit";
 import { EtcdSnapshot } from "./dynamic-providers/etcdSnapshot";
 import { ServiceCidrSwitch } from "./dynamic-providers/serviceCidrSwitch";
 import { OldIpBridgeRemoval } from "./dynamic-providers/oldIpBridgeRemoval";
+import { OldIpBridgeOpen } from "./dynamic-providers/oldIpBridgeOpen";
+import { EtcdRewrite, movesForPreview } from "./dynamic-providers/etcdRewrite";
+import { bridgeTargets, rewriteTargetsFromPlan } from "./lib/etcdRewrite/rewriteTargets";
+import { serviceRefKey } from "./lib/serviceMove/serviceRef";
 import { DnsDisruptionBudget } from "./dynamic-providers/dnsDisruptionBudget";
 import { ServiceRecreation } from "./dynamic-providers/serviceRecreation";
 import { discoverInventory } from "./lib/plan/discovery";
@@ -79,45 +84,89 @@ export = async () => {
     trigger: runId,
   }, o));
 
-  // 3. control plane: KCM before the apiserver, one node at a time (KCM keeps allocation off until the nodes moved),
-  //    then the apiserver serving certificates with the new first Service IP.
-  const controlPlane = order.declare("control-plane", stepsUnder("control-plane/", isCertStep), [snapshot], (o) => new ControlPlane("control-plane", {
-    ...nodeAccess,
-    serviceCidr: config.serviceCidr,
-    podCidr: config.podCidr,
-  }, o));
-  const certs = order.declare("apiserver-certs", stepsUnder("control-plane/").filter(isCertStep), [controlPlane], (o) => new ApiserverCerts("apiserver-certs", {
-    ...nodeAccess,
-    serviceCidr: config.serviceCidr,
-    clusterConfiguration: liveConfigMapKey(KUBEADM_CONFIG),
-  }, o));
-
-  // 4. Services: every planned move, journaled; the kubernetes Service re-created by the apiserver at the new first IP.
-  //    On the ServiceCIDR API (1.33+) a ServiceCIDR for the new range opens first and the old default is retired.
-  const serviceCidrRange = { kubeconfig, from: config.serviceCidr.from, to: config.serviceCidr.to };
-  const serviceCidrOpen = inventory.serviceCidrs
-    ? order.declare("service-cidr-open", [], [certs], (o) => new ServiceCidrSwitch("service-cidr-open", { ...serviceCidrRange, step: "open" }, o))
-    : undefined;
+  // 3-5. the control plane and the Services: through the API (recreate), or in etcd while the apiservers are stopped
+  //      (etcd-rewrite). Either way, what follows waits for `servicesMoved`.
   const serviceMoves = serviceMovesFromPlan(plan);
-  const services = order.declare("services", stepsUnder(SERVICE_STEP_PREFIX), [serviceCidrOpen ?? certs], (o) => new ServiceRecreation("services", {
-    kubeconfig,
-    moves: serviceMoves.moves,
-    kubernetesService: serviceMoves.kubernetesService,
-    parallelism: config.services.parallelism,
-    allowLoadBalancerRecreate: config.services.allowLoadBalancerRecreate,
-    bridgeOldIps: config.services.bridgeOldIps,
-    serviceWatchersBefore: preflight.serviceWatchers,
-    serviceCidr: config.serviceCidr.to,
-  }, o));
-
-  // 5. DNS, first half: a stand-in Service answers at the final DNS IP before any node switches to it.
+  const serviceCidrRange = { kubeconfig, from: config.serviceCidr.from, to: config.serviceCidr.to };
   const dns = { namespace: plan.dns.namespace, name: plan.dns.name };
-  const dnsTemporary = serviceMoves.dns
-    ? order.declare("dns-temporary", [stepId.dnsTemporary], [services], (o) => new DnsTemporaryService("dns-temporary", { kubeconfig, dns, finalIP: serviceMoves.dns!.toIP }, o))
-    : undefined;
+  const rewrite = config.services.strategy === "etcd-rewrite";
+  let services: pulumi.Resource;
+  let servicesMoved: pulumi.Resource;
+  let serviceCidrOpen: ServiceCidrSwitch | undefined;
+  let dnsTemporary: DnsTemporaryService | undefined;
+  if (!rewrite) {
+    // 3. control plane: KCM before the apiserver, one node at a time (KCM keeps allocation off until the nodes moved),
+    //    then the apiserver serving certificates with the new first Service IP.
+    const controlPlane = order.declare("control-plane", stepsUnder("control-plane/", isCertStep), [snapshot], (o) => new ControlPlane("control-plane", {
+      ...nodeAccess,
+      serviceCidr: config.serviceCidr,
+      podCidr: config.podCidr,
+    }, o));
+    const certs = order.declare("apiserver-certs", stepsUnder("control-plane/").filter(isCertStep), [controlPlane], (o) => new ApiserverCerts("apiserver-certs", {
+      ...nodeAccess,
+      serviceCidr: config.serviceCidr,
+      clusterConfiguration: liveConfigMapKey(KUBEADM_CONFIG),
+    }, o));
+
+    // 4. Services: every planned move, journaled; the kubernetes Service re-created by the apiserver at the new first IP.
+    //    On the ServiceCIDR API (1.33+) a ServiceCIDR for the new range opens first and the old default is retired.
+    serviceCidrOpen = inventory.serviceCidrs
+      ? order.declare("service-cidr-open", [], [certs], (o) => new ServiceCidrSwitch("service-cidr-open", { ...serviceCidrRange, step: "open" }, o))
+      : undefined;
+    services = order.declare("services", stepsUnder(SERVICE_STEP_PREFIX), [serviceCidrOpen ?? certs], (o) => new ServiceRecreation("services", {
+      kubeconfig,
+      moves: serviceMoves.moves,
+      kubernetesService: serviceMoves.kubernetesService,
+      parallelism: config.services.parallelism,
+      allowLoadBalancerRecreate: config.services.allowLoadBalancerRecreate,
+      bridgeOldIps: config.services.bridgeOldIps,
+      serviceWatchersBefore: preflight.serviceWatchers,
+      serviceCidr: config.serviceCidr.to,
+    }, o));
+
+    // 5. DNS, first half: a stand-in Service answers at the final DNS IP before any node switches to it.
+    dnsTemporary = serviceMoves.dns
+      ? order.declare("dns-temporary", [stepId.dnsTemporary], [services], (o) => new DnsTemporaryService("dns-temporary", { kubeconfig, dns, finalIP: serviceMoves.dns!.toIP }, o))
+      : undefined;
+    servicesMoved = dnsTemporary ?? services;
+  } else {
+    // 3'. etcd rewrite: backups; the serving certificates while every apiserver runs (old and new kubernetes IP);
+    //     the old-IP bridges (the DNS Service's among them: pods resolve through its old IP until they restart);
+    //     every apiserver and KCM stopped; the rewrite; each node started on the new flags.
+    const isStep = (step: string) => (id: string) => id.startsWith("control-plane/") && id.endsWith(`/${step}`);
+    const backup = order.declare("control-plane-backup", order.steps(isStep("backup")), [snapshot], (o) => new ControlPlaneBackup("control-plane-backup", nodeAccess, o));
+    const certs = order.declare("apiserver-certs", order.steps(isCertStep), [backup], (o) => new ApiserverCerts("apiserver-certs", {
+      ...nodeAccess,
+      serviceCidr: config.serviceCidr,
+      clusterConfiguration: liveConfigMapKey(KUBEADM_CONFIG),
+    }, o));
+    const targets = rewriteTargetsFromPlan(plan);
+    const bridged = bridgeTargets(targets, config.services.bridgeOldIps ? undefined : [serviceRefKey(plan.dns), "default/kubernetes"]);
+    const bridges = order.declare("old-ip-bridges-open", [], [certs], (o) => new OldIpBridgeOpen("old-ip-bridges-open", { kubeconfig, services: bridged, trigger: runId }, o));
+    const stop = order.declare("control-plane-stop", order.steps(isStep("stop")), [certs, bridges], (o) => new ControlPlaneStop("control-plane-stop", nodeAccess, o));
+    services = order.declare("etcd-rewrite", [stepId.etcdRewrite, ...stepsUnder(SERVICE_STEP_PREFIX)], [stop], (o) => new EtcdRewrite("etcd-rewrite", {
+      endpoints: config.etcd.endpoints,
+      caCert: etcdTls.etcdCaCert,
+      cert: etcdTls.etcdCert,
+      key: etcdTls.etcdKey,
+      apiservers: controlPlaneNodes.map((n) => `https://${n.host.includes(":") ? `[${n.host}]` : n.host}:6443`),
+      serviceCidr: { from: config.serviceCidr.from, to: config.serviceCidr.to },
+      podCidr: targets.podCidr,
+      ...movesForPreview(targets),
+      journalDirectory: expandHome(config.snapshot.directory),
+      trigger: runId,
+    }, o));
+    const isStart = (id: string) => isStep("kube-apiserver")(id) || isStep("kube-controller-manager")(id);
+    servicesMoved = order.declare("control-plane-start", order.steps(isStart), [services], (o) => new ControlPlaneStart("control-plane-start", {
+      ...nodeAccess,
+      stopped: stop.steps,
+      serviceCidr: config.serviceCidr,
+      podCidr: config.podCidr,
+    }, o));
+  }
 
   // 6. cluster config: kubeadm-config keeps the new ranges for later upgrades; kubelet-config points at the stand-in.
-  const clusterConfig = order.declare("cluster-config", stepsUnder("cluster-config/"), [dnsTemporary ?? services], (o) => new ClusterConfig("cluster-config", {
+  const clusterConfig = order.declare("cluster-config", stepsUnder("cluster-config/"), [servicesMoved], (o) => new ClusterConfig("cluster-config", {
     podCidr: config.podCidr.to,
     serviceCidr: config.serviceCidr.to,
     clusterDns: [plan.dns.newClusterIP],
@@ -136,7 +185,7 @@ export = async () => {
     calico && typeof calico.pools !== "string"
       ? [order.declare("calico-pool", cniSteps(oldPoolRemovalStep), [clusterConfig], calico.pools)]
       : plan.cni === "flannel"
-        ? [order.declare("flannel", cniSteps(...flannelFinalSteps), [clusterConfig], (o) => new FlannelConfig("flannel", { podCidr: flannelTransitionNetwork(config.podCidr), runId }, { ...kube, ...o }))]
+        ? [order.declare("flannel", cniSteps(...flannelFinalSteps), [clusterConfig], (o) => new FlannelConfig("flannel", { podCidr: flannelTransitionNetwork(config.podCidr), runId, restart: !rewrite }, { ...kube, ...o }))]
         : plan.cni === "cilium"
           ? [order.declare("cilium", cniSteps(), [clusterConfig], (o) => new CiliumConfig("cilium", { podCidr: config.podCidr.to, nodeMaskSize: config.podCidr.nodeMaskSize, runId }, { ...kube, ...o }))]
           : [];
@@ -159,31 +208,36 @@ export = async () => {
   const dnsBudgetClose = dnsBudgetOpen
     ? order.declare("dns-budget-close", [], nodes.done, (o) => new DnsDisruptionBudget("dns-budget-close", { ...budget, step: "close" }, o))
     : undefined;
-  const allocation = order.declare("enable-cidr-allocation", order.steps(isAllocationStep), nodes.done, (o) => new EnableCidrAllocation("enable-cidr-allocation", {
-    ...nodeAccess,
-    podCidr: config.podCidr.to,
-    serviceCidr: config.serviceCidr.to,
-    nodeMaskSize: config.podCidr.nodeMaskSize,
-  }, o));
+  // (after a rewrite KCM started with allocation on: no Node was left in the old range)
+  const allocation = rewrite
+    ? undefined
+    : order.declare("enable-cidr-allocation", order.steps(isAllocationStep), nodes.done, (o) => new EnableCidrAllocation("enable-cidr-allocation", {
+      ...nodeAccess,
+      podCidr: config.podCidr.to,
+      serviceCidr: config.serviceCidr.to,
+      nodeMaskSize: config.podCidr.nodeMaskSize,
+    }, o));
+  const nodesMoved = allocation ? [allocation] : nodes.done;
 
   // 5'. DNS, second half: no pod resolves through the old IP any more; the real DNS Service takes the final IP.
   const dnsFinal = serviceMoves.dns && dnsTemporary
-    ? order.declare("dns-final", [stepId.dnsFinal], [allocation], (o) => new DnsFinalSwap("dns-final", { kubeconfig, dns, fromIP: serviceMoves.dns!.fromIP, toIP: serviceMoves.dns!.toIP, temporary: dnsTemporary }, o))
+    ? order.declare("dns-final", [stepId.dnsFinal], nodesMoved, (o) => new DnsFinalSwap("dns-final", { kubeconfig, dns, fromIP: serviceMoves.dns!.fromIP, toIP: serviceMoves.dns!.toIP, temporary: dnsTemporary! }, o))
     : undefined;
 
   // 5''. Every pod has been re-created since the Services moved: no client holds an old ClusterIP, the bridges go.
-  const bridgeRemoval = config.services.bridgeOldIps
-    ? order.declare("old-ip-bridges", [], [dnsFinal ?? allocation, services], (o) => new OldIpBridgeRemoval("old-ip-bridges", { kubeconfig, trigger: runId }, o))
+  //      (The rewrite always bridges the DNS and kubernetes Services.)
+  const bridgeRemoval = config.services.bridgeOldIps || rewrite
+    ? order.declare("old-ip-bridges", [], [...(dnsFinal ? [dnsFinal] : nodesMoved), services], (o) => new OldIpBridgeRemoval("old-ip-bridges", { kubeconfig, trigger: runId }, o))
     : undefined;
-  const podsMoved = bridgeRemoval ?? dnsFinal ?? allocation;
+  const podsMoved = bridgeRemoval ? [bridgeRemoval] : dnsFinal ? [dnsFinal] : nodesMoved;
 
   // 5'''. ServiceCIDR API: once nothing is left in the old range, the apiserver's new default replaces the old one.
   const serviceCidrClose = serviceCidrOpen
-    ? order.declare("service-cidr-close", [], [podsMoved, services], (o) => new ServiceCidrSwitch("service-cidr-close", { ...serviceCidrRange, step: "close" }, o))
+    ? order.declare("service-cidr-close", [], [...podsMoved, services], (o) => new ServiceCidrSwitch("service-cidr-close", { ...serviceCidrRange, step: "close" }, o))
     : undefined;
 
   // 9. kube-proxy: clusterCIDR, then a rolling restart.
-  const kubeProxy = order.declare("kube-proxy", stepsUnder("kube-proxy/"), [serviceCidrClose ?? podsMoved, ...(dnsBudgetClose ? [dnsBudgetClose] : [])], (o) =>
+  const kubeProxy = order.declare("kube-proxy", stepsUnder("kube-proxy/"), [...(serviceCidrClose ? [serviceCidrClose] : podsMoved), ...(dnsBudgetClose ? [dnsBudgetClose] : [])], (o) =>
     new KubeProxyConfig("kube-proxy", { podCidr: config.podCidr.to, runId }, { ...kube, ...o }));
 
   // 10. flannel's Network becomes the new range once no Node holds an old podCIDR (its restart needs that).

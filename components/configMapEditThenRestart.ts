@@ -23,8 +23,8 @@ export interface ConfigMapEdit<T> {
   configMap: string;
   /** From the live ConfigMap: what the wrapper exposes (`edited`) and the data keys the patch writes. */
   edit: (live: LiveConfigMap) => { edited: T; data: pulumi.Input<Record<string, pulumi.Input<string>>> };
-  /** The workload that reads the ConfigMap at start, in the same namespace; `suffix` names the child. */
-  restart: { kind: RestartKind; name: string; suffix: string };
+  /** The workload that reads the ConfigMap at start, in the same namespace; `suffix` names the child. None: the caller restarts it otherwise. */
+  restart?: { kind: RestartKind; name: string; suffix: string };
   /** The migration run id (config `snapshot.trigger`); the restart annotation's value. */
   runId: string;
 }
@@ -32,7 +32,7 @@ export interface ConfigMapEdit<T> {
 export interface ConfigMapEditThenRestart<T> {
   edited: T;
   configPatch: k8s.core.v1.ConfigMapPatch;
-  restart: k8s.apps.v1.DaemonSetPatch | k8s.apps.v1.DeploymentPatch;
+  restart?: k8s.apps.v1.DaemonSetPatch | k8s.apps.v1.DeploymentPatch;
 }
 
 /** Refuses a run id that cannot name a restart (and a backup directory) with a ResourceError on the component. */
@@ -56,6 +56,7 @@ export function configMapEditThenRestart<T>(
     metadata: patchMetadata(spec.namespace, spec.configMap),
     data,
   }, { parent: component, retainOnDelete: true, dependsOn: withParentDependsOn(opts) });
+  if (!spec.restart) return { edited, configPatch };
   const restartArgs = { metadata: patchMetadata(spec.namespace, spec.restart.name), spec: restartTemplate(spec.runId) };
   const restartOpts = { parent: component, retainOnDelete: true, dependsOn: [configPatch] };
   const restartName = `${name}-${spec.restart.suffix}`;

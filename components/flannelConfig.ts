@@ -33,11 +33,17 @@ export interface FlannelConfigArgs {
   configMapName?: string;
   /** The DaemonSet (default "kube-flannel-ds"). */
   daemonSetName?: string;
+  /**
+   * Restart every flanneld (default true). After an etcd rewrite every Node already holds its new podCIDR, and a
+   * flanneld restarted on a node not yet rolled would hand its new pods addresses its cni0 does not route: there the
+   * node rollout replaces each node's flanneld in turn, after its CNI cleanup.
+   */
+  restart?: boolean;
 }
 
 export class FlannelConfig extends pulumi.ComponentResource {
   readonly configPatch: k8s.core.v1.ConfigMapPatch;
-  readonly restart: k8s.apps.v1.DaemonSetPatch;
+  readonly restart?: k8s.apps.v1.DaemonSetPatch;
   /** The net-conf.json text the patch writes. */
   readonly netConf: pulumi.Output<string>;
 
@@ -55,12 +61,12 @@ export class FlannelConfig extends pulumi.ComponentResource {
         const text = configMapKey(live, { namespace, configMap, key }).apply((t) => setFlannelNetwork(t, podCidr, `${namespace}/${configMap} ${key}`).text);
         return { edited: text, data: { [key]: text } };
       },
-      restart: { kind: "DaemonSet", name: args.daemonSetName ?? "kube-flannel-ds", suffix: "restart" },
+      restart: args.restart === false ? undefined : { kind: "DaemonSet", name: args.daemonSetName ?? "kube-flannel-ds", suffix: "restart" },
       runId: args.runId,
     }, opts);
     this.netConf = step.edited;
     this.configPatch = step.configPatch;
-    this.restart = step.restart as k8s.apps.v1.DaemonSetPatch;
+    this.restart = step.restart as k8s.apps.v1.DaemonSetPatch | undefined;
     this.registerOutputs({ netConf: this.netConf });
   }
 }

@@ -18,6 +18,9 @@
  *   kubelet-start     SSH   the kubelet registers the Node again
  *   rejoin            API   planned podCIDR (KCM runs with --allocate-node-cidrs=false meanwhile), metadata restored
  *                           exactly, old DaemonSet pods replaced, Ready, uncordon, pods back in the new subnet, verify
+ * Strategy `etcd-rewrite` (every node; the Node's podCIDR was rewritten in etcd with the Services): drain →
+ * cni-cleanup → kubelet-stop → calico-ipam → kubelet-config-read/dns → kubelet-start → rejoin, with no deregister:
+ * the Node keeps its uid, and rejoin waits for it rather than for a new registration.
  * Strategy `kubeadm-rejoin` (workers): drain → cni-cleanup → join-token (SSH on a control-plane node: a fresh
  * bootstrap token, secret output) → deregister → calico-ipam → kubeadm-rejoin (SSH: reset, clean, join; the join
  * writes config.yaml from the kubelet-config ConfigMap, which carries the new clusterDNS) → rejoin.
@@ -77,12 +80,12 @@ export interface NodeRolloutArgs {
 /** The resources declared for one node, in order. */
 export interface NodeMoveSteps {
   move: NodeMove;
-  strategy: "reregister" | "kubeadm-rejoin";
+  strategy: "reregister" | "kubeadm-rejoin" | "etcd-rewrite";
   drain: NodeDrain;
   cniCleanup: RemoteScript;
   kubeletStop?: RemoteScript;
   joinToken?: RemoteScript;
-  deregister: NodeDeregister;
+  deregister?: NodeDeregister;
   calicoIpam?: CalicoIpamRelease;
   kubeletConfigRead?: RemoteScript;
   kubeletConfigDns?: RemoteScript;
@@ -131,7 +134,9 @@ export class NodeRollout extends pulumi.ComponentResource {
     let last: pulumi.Resource[] = [];
     for (const wave of this.waves) {
       const rejoins = wave.nodes.map((move) => {
-        const strategy = args.rollout.strategy === "kubeadm-rejoin" && move.role === "worker" ? "kubeadm-rejoin" : "reregister";
+        const strategy = args.rollout.strategy === "etcd-rewrite"
+          ? "etcd-rewrite"
+          : args.rollout.strategy === "kubeadm-rejoin" && move.role === "worker" ? "kubeadm-rejoin" : "reregister";
         const steps = this.nodeSteps(`${name}-${move.name}`, move, strategy, {
           ...checked, target: checked.targets.get(move.name)!, args, clusterDns, common, dependsOn: previous, guard,
         });
@@ -168,7 +173,7 @@ export class NodeRollout extends pulumi.ComponentResource {
     const steps = { move, strategy, drain, cniCleanup } as NodeMoveSteps;
 
     let beforeDelete: pulumi.Resource;
-    if (strategy === "reregister") {
+    if (strategy !== "kubeadm-rejoin") {
       steps.kubeletStop = script("kubelet-stop", guard(() => kubeletReregister({ backupDir, root: args.root })).stop, [cniCleanup]);
       beforeDelete = steps.kubeletStop;
     } else {
@@ -180,21 +185,23 @@ export class NodeRollout extends pulumi.ComponentResource {
       }, { parent: this, dependsOn: [cniCleanup] });
       beforeDelete = steps.joinToken;
     }
-    steps.deregister = new NodeDeregister(`${prefix}-deregister`, { ...common, node: move.name }, { parent: this, dependsOn: [beforeDelete] });
-    let beforeStart: pulumi.Resource[] = [steps.deregister];
+    // etcd-rewrite keeps the Node: its podCIDR is already the planned one
+    if (strategy !== "etcd-rewrite") steps.deregister = new NodeDeregister(`${prefix}-deregister`, { ...common, node: move.name }, { parent: this, dependsOn: [beforeDelete] });
+    let beforeStart: pulumi.Resource[] = [steps.deregister ?? beforeDelete];
     if (plan.cni === "calico") {
-      steps.calicoIpam = new CalicoIpamRelease(`${prefix}-calico-ipam`, { ...common, node: move.name, oldPoolCidrs: [plan.podCidr.from] }, { parent: this, dependsOn: [steps.deregister] });
+      steps.calicoIpam = new CalicoIpamRelease(`${prefix}-calico-ipam`, { ...common, node: move.name, oldPoolCidrs: [plan.podCidr.from] }, { parent: this, dependsOn: beforeStart });
       beforeStart = [steps.calicoIpam];
     }
 
-    const rejoinAfter = strategy === "reregister"
-      ? this.kubeletRestart(steps, script, beforeStart, ctx)
-      : this.kubeadmJoinAgain(steps, script, beforeStart, ctx);
+    const rejoinAfter = strategy === "kubeadm-rejoin"
+      ? this.kubeadmJoinAgain(steps, script, beforeStart, ctx)
+      : this.kubeletRestart(steps, script, beforeStart, ctx);
     steps.rejoin = new NodeRejoin(`${prefix}-rejoin`, {
       ...common,
       node: move.name,
       plannedPodCIDR: move.newPodCIDR,
       rejoinTimeoutSeconds: ctx.rejoinTimeout,
+      ...(strategy === "etcd-rewrite" ? { nodeKept: true } : {}),
     }, { parent: this, dependsOn: [rejoinAfter] });
     return steps;
   }
@@ -273,8 +280,8 @@ function checkRolloutArgs(args: NodeRolloutArgs, fail: (message: string) => neve
   const waves = guard(() => rolloutWaves(plan.nodes));
   const targets = new Map((args.nodes ?? []).map((n) => [n.name, n]));
   const rollout = args.rollout;
-  if (!rollout || (rollout.strategy !== "reregister" && rollout.strategy !== "kubeadm-rejoin")) {
-    fail(`rollout.strategy ${JSON.stringify(rollout?.strategy)} must be "reregister" or "kubeadm-rejoin"`);
+  if (!rollout || !["reregister", "kubeadm-rejoin", "etcd-rewrite"].includes(rollout.strategy)) {
+    fail(`rollout.strategy ${JSON.stringify(rollout?.strategy)} must be "reregister", "kubeadm-rejoin" or "etcd-rewrite"`);
   }
   if (!Number.isSafeInteger(rollout.drainTimeoutSeconds) || rollout.drainTimeoutSeconds <= 0) {
     fail(`rollout.drainTimeoutSeconds ${rollout.drainTimeoutSeconds} must be a positive whole number of seconds, e.g. 300`);

@@ -35,7 +35,7 @@ import { containsUnknown, kubeConfigFrom, TypedProvider, Wire, withSecretOutputs
 export const NODE_API_STEPS_VERSION = "1";
 
 /** Changing one of these is another action on the cluster: a replacement. The rest is recorded in place. */
-const IDENTITY = ["step", "node", "runId", "plannedPodCIDR", "oldPoolCidrs"] as const;
+const IDENTITY = ["step", "node", "runId", "plannedPodCIDR", "oldPoolCidrs", "nodeKept"] as const;
 const IN_PLACE = ["version", "oldPodCIDR", "drainTimeoutSeconds", "evictionRetrySeconds", "unmanagedPods", "rejoinTimeoutSeconds"] as const;
 
 type StepWire = Wire<StepInputs>;
@@ -179,6 +179,8 @@ export interface NodeRejoinArgs extends CommonArgs {
   plannedPodCIDR: pulumi.Input<string>;
   /** Limit for each wait (re-registration, Ready, pods back). Default 600. */
   rejoinTimeoutSeconds?: pulumi.Input<number>;
+  /** nodeRollout.strategy etcd-rewrite: the Node is kept (restarted, never deleted), so no re-registration is awaited. */
+  nodeKept?: pulumi.Input<boolean>;
 }
 
 function stepProps(step: NodeApiStepName, args: CommonArgs, extra: Record<string, unknown>, outputs: string[]): Record<string, unknown> {
@@ -242,6 +244,7 @@ export class NodeRejoin extends pulumi.dynamic.Resource {
     super(nodeApiStepsProvider, name, stepProps("rejoin", args, {
       plannedPodCIDR: args.plannedPodCIDR,
       rejoinTimeoutSeconds: args.rejoinTimeoutSeconds,
+      nodeKept: args.nodeKept,
     }, ["podCIDR", "assignedPodCIDR", "daemonSets", "backupConfigMap"]), withSecrets(opts), "cidr-migration", "NodeRejoin");
   }
 }

@@ -26,7 +26,7 @@
  * Every other byte of the file stays as it was (edits go through lib/yaml/yamlCstEdit), and the result is re-read and
  * checked before it is returned; a mismatch throws instead of returning a wrong manifest.
  */
-import { Scalar, YAMLMap, YAMLSeq, isMap, isScalar, isSeq } from "yaml";
+import { Scalar, YAMLMap, YAMLSeq, isMap, isScalar, isSeq, parse } from "yaml";
 import { appendSeqScalar, parseSingleDocument, removeSeqScalar, renderTokens, setSeqScalar, YamlEditError } from "../yaml/yamlCstEdit";
 
 export class ManifestFlagError extends Error {
@@ -256,4 +256,15 @@ function verifyEdit(before: Occurrence[], edited: string, wanted: Array<{ name: 
   for (const { name, value } of wanted) expected.set(name, [value]);
   const same = after.size === expected.size && [...expected].every(([name, values]) => JSON.stringify(after.get(name)) === JSON.stringify(values));
   if (!same) throw new ManifestFlagError(`${source}: internal check failed, the edited manifest does not read back as intended; edit it by hand and report this`);
+}
+
+/** kubeadm names the container like the component; a manifest with a single container needs no name. */
+export function containerFor(text: string, component: string): string | undefined {
+  let containers: unknown;
+  try {
+    containers = (parse(text) as { spec?: { containers?: unknown } } | null)?.spec?.containers;
+  } catch {
+    return undefined; // setFlags reports the YAML error with the file's name
+  }
+  return Array.isArray(containers) && containers.length > 1 ? component : undefined;
 }

@@ -30,3 +30,16 @@ export function rewriteTargetsFromPlan(plan: Plan, prefix = DEFAULT_ETCD_PREFIX)
     nodes,
   };
 }
+
+/**
+ * The old-IP bridges a rewrite opens (dynamic-providers/oldIpBridgeOpen): "namespace/name" → the ClusterIP it keeps
+ * answering at, for every moving Service, or only for those in `only` (services.bridgeOldIps false: the DNS and
+ * kubernetes Services, which every pod reaches through its old address until it restarts).
+ */
+export function bridgeTargets(targets: RewriteTargets, only?: readonly string[]): Record<string, string> {
+  const bridged: Record<string, string> = {};
+  for (const [key, [change]] of targets.services) {
+    if (!only || only.includes(key)) bridged[key] = change.from;
+  }
+  return bridged;
+}

@@ -161,7 +161,7 @@ function calicoTargets(podCidr: MigrationConfig["podCidr"], pools: CalicoPoolPla
  * The CNI's steps; those that wait until every node has moved (the old Calico pool's removal, flannel's final
  * Network) are returned apart as `afterNodes`, in order: the caller chains them, one after another, after kube-proxy.
  */
-function cniSteps(list: PhaseList, cni: Plan["cni"], calicoPools: CalicoPoolPlan | undefined, podCidr: MigrationConfig["podCidr"], after: string[]): { steps: PlanStep[]; afterNodes: PlanStep[] } {
+function cniSteps(list: PhaseList, cni: Plan["cni"], calicoPools: CalicoPoolPlan | undefined, podCidr: MigrationConfig["podCidr"], after: string[], rewritten = false): { steps: PlanStep[]; afterNodes: PlanStep[] } {
   const steps: PlanStep[] = [];
   const afterNodes: PlanStep[] = [];
   if (cni === "calico") {
@@ -176,7 +176,8 @@ function cniSteps(list: PhaseList, cni: Plan["cni"], calicoPools: CalicoPoolPlan
     // flanneld refuses a Network that does not contain its Node's podCIDR: while nodes move it covers both ranges
     const transition = flannelTransitionNetwork(podCidr);
     steps.push(step(stepId.cni({ cni: "flannel", step: "net-conf" }), "patch-configmap", `ConfigMap kube-flannel-cfg net-conf.json Network ${transition} (old and new ranges while nodes move)`, after, E.cniStep));
-    steps.push(step(stepId.cni({ cni: "flannel", step: "restart" }), "restart-daemonset", "DaemonSet kube-flannel-ds", [stepId.cni({ cni: "flannel", step: "net-conf" })], E.cniStep));
+    // after an etcd rewrite each node's flanneld restarts in the node rollout, after that node's CNI cleanup
+    if (!rewritten) steps.push(step(stepId.cni({ cni: "flannel", step: "restart" }), "restart-daemonset", "DaemonSet kube-flannel-ds", [stepId.cni({ cni: "flannel", step: "net-conf" })], E.cniStep));
     const final = step(stepId.cni({ cni: "flannel", step: "net-conf-final" }), "patch-configmap", `ConfigMap kube-flannel-cfg net-conf.json Network ${podCidr.to}`, [], E.cniStep);
     const finalRestart = step(stepId.cni({ cni: "flannel", step: "restart-final" }), "restart-daemonset", "DaemonSet kube-flannel-ds", [], E.cniStep);
     steps.push(final, finalRestart);
@@ -289,7 +290,7 @@ function rewritePhases(list: PhaseList, config: MigrationConfig, cni: Plan["cni"
     step(stepId.clusterConfig("kubelet-config"), "patch-configmap", "ConfigMap kube-system/kubelet-config", controlPlane.done, E.clusterConfig),
   ]);
   const clusterConfigDone = clusterConfig.map((s) => s.id);
-  const cniPhase = cniSteps(list, cni, calicoPools, config.podCidr, clusterConfigDone);
+  const cniPhase = cniSteps(list, cni, calicoPools, config.podCidr, clusterConfigDone, true);
   const lastCniStep = cniPhase.steps.filter((s) => !cniPhase.afterNodes.includes(s)).pop();
   const nodesDone = nodeSteps(list, nodes, controlPlanes, lastCniStep ? [lastCniStep.id] : clusterConfigDone, true);
   return finishPhases(list, nodesDone, cniPhase.afterNodes);

@@ -23,8 +23,11 @@ export function isMirrorPod(pod: V1Pod): boolean {
   return pod.metadata?.annotations?.[MIRROR_ANNOTATION] !== undefined;
 }
 
-/** kubeadm labels its static pods component=<name>; older manifests are known by the pod name <name>-<node>. */
-function componentOf(pod: V1Pod): ControlPlaneComponent | undefined {
+/**
+ * kubeadm labels its static pods component=<name>; older manifests are known by the pod name <name>-<node>. Mirror
+ * or not: the etcd rewrite's preflight (etcdRewriteControlPlane.ts) also looks for components run some other way.
+ */
+export function componentOf(pod: V1Pod): ControlPlaneComponent | undefined {
   const label = pod.metadata?.labels?.component;
   for (const c of CONTROL_PLANE_COMPONENTS) {
     if (label === c) return c;

@@ -4,11 +4,14 @@ import { randomBytes } from "crypto";
 import * as fs from "fs";
 import * as path from "path";
 import { expandHome } from "../config/paths";
+import { keysOf } from "../etcdRewrite/rewritePlan";
+import { DEFAULT_ETCD_PREFIX } from "../etcdRewrite/rewriteTargets";
 
 /**
- * Reads what the etcd preflight check judges: each endpoint's status and alarms (through etcd3), and whether the
- * snapshot directory takes a file (a temp file is created there and removed). The only I/O of the etcd family;
- * lib/preflight/etcd.ts turns the result into findings.
+ * Reads what the etcd preflight check judges: each endpoint's status and alarms (through etcd3), whether the
+ * snapshot directory takes a file (a temp file is created there and removed), and for services.strategy
+ * etcd-rewrite one stored Service and one stored Node. The only I/O of the etcd family; lib/preflight/etcd.ts and
+ * etcdRewriteStorage.ts turn the result into findings.
  */
 
 export interface EtcdCredentials {
@@ -35,12 +38,30 @@ export interface SnapshotDirectoryProbe {
   freeBytes?: number;
 }
 
+export interface SampledKey {
+  key: string;
+  value: Buffer;
+}
+
+/** The first Service and the first Node value under the keys the etcd rewrite reads (lib/etcdRewrite/rewritePlan.ts). */
+export interface RewriteKeySample {
+  servicePrefix: string;
+  nodePrefix: string;
+  /** Undefined when nothing is stored under the prefix (or the read failed). */
+  service?: SampledKey;
+  node?: SampledKey;
+  /** Why the read failed, when it did. */
+  error?: string;
+}
+
 export interface EtcdProbe {
   endpoints: string[];
   /** Why the health check did not run (no usable credentials); the snapshot directory is still probed. */
   skippedReason?: string;
   statuses: EndpointStatus[];
   snapshotDirectory: SnapshotDirectoryProbe;
+  /** Read when asked (services.strategy etcd-rewrite) and some endpoint answered its status request. */
+  rewriteSample?: RewriteKeySample;
 }
 
 export interface EtcdProbeOptions {
@@ -50,14 +71,22 @@ export interface EtcdProbeOptions {
   snapshotDirectory: string;
   /** Per endpoint (default 5 s). */
   timeoutMs?: number;
+  /** Also read one Service and one Node value (services.strategy etcd-rewrite judges their stored format). */
+  sampleRewriteKeys?: boolean;
 }
 
 export async function probeEtcd(opts: EtcdProbeOptions): Promise<EtcdProbe> {
-  const [statuses, snapshotDirectory] = await Promise.all([
-    opts.skippedReason ? Promise.resolve([]) : Promise.all(opts.endpoints.map((e) => endpointStatus(e, opts.credentials, opts.timeoutMs ?? 5000))),
-    probeSnapshotDirectory(opts.snapshotDirectory),
-  ]);
-  return { endpoints: opts.endpoints, skippedReason: opts.skippedReason, statuses, snapshotDirectory };
+  const timeoutMs = opts.timeoutMs ?? 5000;
+  const health = async (): Promise<Pick<EtcdProbe, "statuses" | "rewriteSample">> => {
+    if (opts.skippedReason) return { statuses: [] };
+    const statuses = await Promise.all(opts.endpoints.map((e) => endpointStatus(e, opts.credentials, timeoutMs)));
+    // endpoints that do not answer are ETCD_UNREACHABLE already; the sample is read from those that do
+    const answering = statuses.filter((s) => s.ok).map((s) => s.endpoint);
+    if (!opts.sampleRewriteKeys || answering.length === 0) return { statuses };
+    return { statuses, rewriteSample: await readRewriteSample(answering, opts.credentials, timeoutMs) };
+  };
+  const [{ statuses, rewriteSample }, snapshotDirectory] = await Promise.all([health(), probeSnapshotDirectory(opts.snapshotDirectory)]);
+  return { endpoints: opts.endpoints, skippedReason: opts.skippedReason, statuses, snapshotDirectory, ...(rewriteSample ? { rewriteSample } : {}) };
 }
 
 function clientOptions(endpoint: string, credentials: EtcdCredentials | undefined, timeoutMs: number): IOptions {
@@ -102,6 +131,38 @@ async function endpointStatus(endpoint: string, credentials: EtcdCredentials | u
     };
   } catch (err) {
     return { endpoint, ok: false, error: grpcErrorText(err) };
+  } finally {
+    client.close();
+  }
+}
+
+/** The first key under a prefix and its value; undefined when none is stored there. */
+export type FirstKeyReader = (prefix: string) => Promise<SampledKey | undefined>;
+
+/**
+ * One Service and one Node, read where the rewrite reads them. One of each is a sample, not proof: the rewrite
+ * itself refuses any value it cannot handle before its first write (rewritePlan.ts); this only says so earlier.
+ */
+export async function sampleRewriteKeys(read: FirstKeyReader, prefix = DEFAULT_ETCD_PREFIX): Promise<RewriteKeySample> {
+  const keys = keysOf(prefix);
+  const sample: RewriteKeySample = { servicePrefix: keys.services, nodePrefix: keys.nodes };
+  try {
+    const [service, node] = await Promise.all([read(keys.services), read(keys.nodes)]);
+    return { ...sample, service, node };
+  } catch (err) {
+    return { ...sample, error: grpcErrorText(err) };
+  }
+}
+
+/** A range read with limit 1 per prefix: one value each, however many objects the cluster holds. */
+async function readRewriteSample(endpoints: string[], credentials: EtcdCredentials | undefined, timeoutMs: number): Promise<RewriteKeySample> {
+  const client = new Etcd3(etcdClientOptions(endpoints, { caCert: credentials?.ca, cert: credentials?.cert, key: credentials?.key }, { dialTimeout: timeoutMs }));
+  try {
+    return await sampleRewriteKeys(async (prefix) => {
+      const range = await withTimeout(client.getAll().prefix(prefix).limit(1).exec(), timeoutMs, `a read of ${prefix}`);
+      const kv = range.kvs[0];
+      return kv ? { key: kv.key.toString("utf8"), value: kv.value } : undefined;
+    });
   } finally {
     client.close();
   }

@@ -11,6 +11,8 @@ import { checkDrains } from "./drains";
 import { checkDnsReplicas } from "./dnsReplicas";
 import { checkEtcd } from "./etcd";
 import { EtcdAccess } from "./etcdAccess";
+import { checkEtcdRewriteControlPlane } from "./etcdRewriteControlPlane";
+import { checkEtcdRewriteStorage } from "./etcdRewriteStorage";
 import { probeEtcd } from "./etcdProbe";
 import { checkHardCodedAddresses } from "./hardCodedAddresses";
 import { checkServices } from "./services";
@@ -34,6 +36,8 @@ export function preflightFindings(input: PreflightInput): Finding[] {
     ...checkDnsReplicas(input),
     ...checkCapacityAndVersions(input),
     ...checkEtcd(input),
+    ...checkEtcdRewriteControlPlane(input),
+    ...checkEtcdRewriteStorage(input),
     ...checkBridgeAdmission(input),
   ];
   // Size and shape weighs the fixed-IP dependencies the other families found.
@@ -63,6 +67,7 @@ export async function runPreflight(opts: RunPreflightOptions): Promise<Preflight
       credentials: opts.etcd.credentials,
       skippedReason: opts.etcd.skippedReason,
       snapshotDirectory: opts.config.snapshot.directory,
+      sampleRewriteKeys: opts.config.services.strategy === "etcd-rewrite",
     }),
     // any address of the old Service range will do: admission judges the field, not the address
     opts.config.services.bridgeOldIps ? probeBridgeAdmission(opts.kubeConfig, kubernetesServiceIP(opts.config.serviceCidr.from)) : undefined,

@@ -10,6 +10,9 @@
  *   ("10.96.0.1" inside "10.96.0.10" is not an occurrence). The value is treated as opaque text, never parsed.
  */
 
+/** Set by the old-ClusterIP bridge (oldIpBridge.ts), spelt here too: that module needs the kube client, this one nothing. */
+export const BRIDGE_ANNOTATION = "cidr-migration.io/old-cluster-ip-bridge";
+
 export const LAST_APPLIED_ANNOTATION = "kubectl.kubernetes.io/last-applied-configuration";
 
 export interface AnnotationCorrection {
@@ -83,7 +86,9 @@ export function correctIpAnnotations(annotations: Record<string, string> | undef
   let pinnedInLastApplied = false;
   for (const [key, value] of Object.entries(annotations ?? {})) {
     let corrected = value;
-    if (key === LAST_APPLIED_ANNOTATION) {
+    if (key === BRIDGE_ANNOTATION) {
+      // names the old IP on purpose: the bridge's removal takes that externalIP away
+    } else if (key === LAST_APPLIED_ANNOTATION) {
       const lastApplied = correctLastApplied(value, oldIp, newIp);
       corrected = lastApplied.value;
       pinnedInLastApplied = lastApplied.pinned;

@@ -1,5 +1,6 @@
 import { KubeObject, KubeRest } from "./kubeRest";
 import { retryOnConflict } from "./retryOnConflict";
+import { BRIDGE_ANNOTATION } from "./ipAnnotations";
 
 /**
  * The old-ClusterIP bridge (config services.bridgeOldIps): a moved Service keeps answering at its old ClusterIP,
@@ -8,7 +9,7 @@ import { retryOnConflict } from "./retryOnConflict";
  * annotation says which entry is ours, so the removal at the end takes that one and nothing the user wrote.
  */
 
-export const BRIDGE_ANNOTATION = "cidr-migration.io/old-cluster-ip-bridge";
+export { BRIDGE_ANNOTATION };
 
 function externalIpsOf(service: KubeObject): string[] {
   const ips = (service.spec as { externalIPs?: unknown } | undefined)?.externalIPs;
@@ -68,4 +69,38 @@ export async function removeOldIpBridges(rest: KubeRest): Promise<string[]> {
     removed.push(`${namespace}/${name} ${ip}`);
   }
   return removed;
+}
+
+/** A Service to keep answering at `oldIp` while its ClusterIP moves in place (services.strategy etcd-rewrite). */
+export interface BridgeTarget {
+  namespace: string;
+  name: string;
+  oldIp: string;
+}
+
+/**
+ * Before an etcd rewrite: each target gets its current ClusterIP as an externalIP too, through the API, so
+ * kube-proxy already routes the old address as an external one when the rewrite moves the ClusterIP away. A
+ * Service already bridged, gone, or no longer at `oldIp` (a re-run after the rewrite) is left alone. Returns
+ * "namespace/name old-ip" per Service bridged by this call.
+ */
+export async function openOldIpBridges(rest: KubeRest, targets: readonly BridgeTarget[]): Promise<string[]> {
+  const opened: string[] = [];
+  for (const target of targets) {
+    // spelt out for the same reason as in removeOldIpBridges
+    const path = `/api/v1/namespaces/${encodeURIComponent(target.namespace)}/services/${encodeURIComponent(target.name)}`;
+    await retryOnConflict(5, async () => {
+      const current = await rest.getOptional(path);
+      const clusterIP = (current?.spec as { clusterIP?: string } | undefined)?.clusterIP;
+      if (!current || clusterIP !== target.oldIp || bridgedIpOf(current) !== undefined) return;
+      const bridged = withOldIpBridge(current, target.oldIp);
+      if (bridged === current) return; // the user lists that address already
+      await rest.mergePatch(path, {
+        metadata: { resourceVersion: current.metadata?.resourceVersion, annotations: { [BRIDGE_ANNOTATION]: target.oldIp } },
+        spec: { externalIPs: (bridged.spec as { externalIPs: string[] }).externalIPs },
+      });
+      opened.push(`${target.namespace}/${target.name} ${target.oldIp}`);
+    });
+  }
+  return opened;
 }

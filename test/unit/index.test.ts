@@ -311,6 +311,37 @@ describe("index.ts: the graph follows the plan (mocked engine, a stand-in apiser
     }
   });
 
+  it("services.strategy etcd-rewrite: certificates, bridges for every moving Service, every apiserver and KCM stopped, the rewrite, each node started on new flags; nodes restarted, never deleted; no Service re-created", async () => {
+    const g = await graphFor({ from: "10.96.0.0/16", to: "10.112.0.0/16" }, undefined, { services: { strategy: "etcd-rewrite" } });
+    const names = g.resources.map((r) => r.name);
+    for (const absent of ["services", "dns-temporary", "dns-final", "enable-cidr-allocation", "service-cidr-open"]) assert.equal(names.includes(absent), false, `${absent} is not declared`);
+    assert.deepEqual(names.filter((n) => n.endsWith("-deregister")), [], "no Node is deleted");
+    const rewrite = g.named("etcd-rewrite");
+    assert.deepEqual(rewrite.inputs.services, { "default/kubernetes": "10.96.0.1 → 10.112.0.1", "kube-system/kube-dns": "10.96.0.10 → 10.112.0.10", "shop/web": "10.96.5.5 → 10.112.5.5" });
+    assert.deepEqual(rewrite.inputs.apiservers, ["https://10.0.0.11:6443", "https://10.0.0.12:6443", "https://10.0.0.13:6443"]);
+    assert.deepEqual(g.named("old-ip-bridges-open").inputs.services, { "default/kubernetes": "10.96.0.1", "kube-system/kube-dns": "10.96.0.10", "shop/web": "10.96.5.5" });
+    const pairs: Array<[string, string]> = [
+      ["control-plane-backup-cp-1", "etcd-snapshot"], ["apiserver-certs-cp-1-read", "control-plane-backup-cp-3"],
+      ["old-ip-bridges-open", "apiserver-certs-cp-3-renew"], ["control-plane-stop-cp-1-read-kube-apiserver", "old-ip-bridges-open"],
+      ["control-plane-stop-cp-2-read-kube-apiserver", "control-plane-stop-cp-1"], ["etcd-rewrite", "control-plane-stop-cp-3"],
+      ["control-plane-start-cp-1-kube-apiserver", "etcd-rewrite"], ["control-plane-start-cp-1-kube-controller-manager", "control-plane-start-cp-1-kube-apiserver"],
+      ["control-plane-start-cp-2-kube-apiserver", "control-plane-start-cp-1-kube-controller-manager"], ["cluster-config-kubeadm", "control-plane-start-cp-3-kube-controller-manager"],
+      ["nodes-worker-1-drain", "calico-pool-disable-old"], ["old-ip-bridges", "nodes-cp-3-rejoin"], ["kube-proxy-config", "old-ip-bridges"],
+    ];
+    for (const [later, earlier] of pairs) assert.ok(g.dependsOn(g.named(later), g.named(earlier)), `${later} waits for ${earlier}`);
+    // each node: drain, CNI cleanup, kubelet restart, then the rejoin that waits for the kept Node
+    const rejoin = g.named("nodes-worker-1-rejoin");
+    assert.equal(rejoin.inputs.nodeKept, true);
+    assert.ok(g.dependsOn(rejoin, g.named("nodes-worker-1-kubelet-start")));
+    assert.ok(g.dependsOn(g.named("nodes-worker-1-kubelet-stop"), g.named("nodes-worker-1-cni-cleanup")));
+    // KCM starts with allocation on, the apiserver on the new range (the planned flags, visible in preview)
+    assert.match(String((g.named("control-plane-start-cp-1-kube-controller-manager").inputs.triggers as string[])[2]), /--allocate-node-cidrs=true/);
+    assert.match(String((g.named("control-plane-start-cp-1-kube-apiserver").inputs.triggers as string[])[2]), /--service-cluster-ip-range=10\.112\.0\.0\/16/);
+    // bridgeOldIps off: the DNS and kubernetes Services are still bridged, the others not
+    const only = await graphFor({ from: "10.96.0.0/16", to: "10.112.0.0/16" }, undefined, { services: { strategy: "etcd-rewrite", bridgeOldIps: false } });
+    assert.deepEqual(only.named("old-ip-bridges-open").inputs.services, { "default/kubernetes": "10.96.0.1", "kube-system/kube-dns": "10.96.0.10" });
+  });
+
   it("a pod-range expansion that moves no node still turns KCM's allocation back on only after the CNI and cluster config", async () => {
     const g = await graphFor({ from: "10.96.0.0/16", to: "10.112.0.0/16" }, { from: "10.244.0.0/16", to: "10.244.0.0/15", nodeMaskSize: 24 });
     const plan = JSON.parse(g.named("verify").inputs.planJson as string) as Plan;

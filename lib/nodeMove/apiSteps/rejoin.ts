@@ -31,7 +31,7 @@ export async function rejoin(run: StepRun): Promise<Record<string, unknown>> {
     throw new Error(`node ${inputs.node}: the backup of run "${inputs.runId}" was taken for podCIDR ${record.plannedPodCIDR}, this step plans ${planned}; re-plan or use a new snapshot.trigger`);
   }
   const r: Rejoin = { run, record, planned, timeout: inputs.rejoinTimeoutSeconds ?? DEFAULT_REJOIN_TIMEOUT_SECONDS };
-  const registered = await waitReregistered(r);
+  const registered = inputs.nodeKept ? await waitNodeKept(r) : await waitReregistered(r);
   const assigned = await assignPodCidrAndRestore(r, registered);
   const replaced = await replaceOldDaemonSetPods(r);
   await waitPodsBackInNewSubnet(r);
@@ -50,6 +50,15 @@ async function waitReregistered({ run, record, timeout }: Rejoin): Promise<V1Nod
     return state === "re-registered" ? current : undefined;
   }, "no Node of that name has registered; check the kubelet on the node (journalctl -u kubelet)");
   run.log("re-registered (new uid)");
+  return node;
+}
+
+/** 1, etcd-rewrite: the Node was never deleted; its podCIDR was rewritten in etcd before its kubelet restarted. */
+async function waitNodeKept({ run, planned, timeout }: Rejoin): Promise<V1Node> {
+  const node = await run.within(timeout, "the Node after its kubelet's restart", async () => run.readNode(), "the Node object is gone; check who deleted it (the etcd-rewrite rollout never does)");
+  if (node.spec?.podCIDR !== planned) {
+    throw new Error(`node ${run.inputs.node}: its podCIDR is ${node.spec?.podCIDR ?? "unset"}, the etcd rewrite planned ${planned}; the rewrite step must run before the node steps (re-run pulumi up)`);
+  }
   return node;
 }
 

@@ -31,6 +31,8 @@ export interface StepInputs {
   oldPoolCidrs?: string[];
   /** rejoin: applies to each wait (registration, Ready, pods back) */
   rejoinTimeoutSeconds?: number;
+  /** rejoin: the Node was never deleted (nodeRollout.strategy etcd-rewrite): its kubelet restarted, no re-registration */
+  nodeKept?: boolean;
 }
 
 export interface Clients {

@@ -8,9 +8,8 @@
  * Output: `{ script, changes, newContent }`; `changes` lists each flag's before/after (for the preview summary).
  * With several containers in the Pod, the one named like the component is edited (kubeadm's naming).
  */
-import { parse } from "yaml";
 import { UserError } from "../../config/errors";
-import { FlagChange, FlagValue, ManifestFlagError, setFlags } from "../../controlPlane/manifestFlags";
+import { FlagChange, FlagValue, ManifestFlagError, containerFor, setFlags } from "../../controlPlane/manifestFlags";
 import { SandboxRoot } from "../remoteScript";
 import { guardedManifestEdit } from "./guardedManifestEdit";
 import { ControlPlaneComponent } from "./waitComponentHealthy";
@@ -29,17 +28,6 @@ export interface FlagEditStep {
   script: string;
   changes: FlagChange[];
   newContent: string;
-}
-
-/** kubeadm names the container like the component; a manifest with a single container needs no name. */
-function containerFor(text: string, component: string): string | undefined {
-  let containers: unknown;
-  try {
-    containers = (parse(text) as { spec?: { containers?: unknown } } | null)?.spec?.containers;
-  } catch {
-    return undefined; // setFlags reports the YAML error with the file's name
-  }
-  return Array.isArray(containers) && containers.length > 1 ? component : undefined;
 }
 
 export function flagEditStep(input: FlagEditStepInput): FlagEditStep {
