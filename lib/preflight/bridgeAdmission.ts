@@ -47,9 +47,24 @@ function apiMessage(err: unknown): string {
   return String((err as Error)?.message ?? err).split("\n")[0];
 }
 
+/** Whether the run gives Services externalIPs: the bridge, which the etcd rewrite opens for DNS and kubernetes always. */
+export function bridgesOldIps(config: PreflightInput["config"]): boolean {
+  return config.services.bridgeOldIps || config.services.strategy === "etcd-rewrite";
+}
+
 export function checkBridgeAdmission(input: PreflightInput): Finding[] {
   const admission = input.bridgeAdmission;
-  if (!input.config.services.bridgeOldIps || !admission?.refused) return [];
+  if (!bridgesOldIps(input.config) || !admission?.refused) return [];
+  if (!input.config.services.bridgeOldIps) {
+    return [{
+      code: "OLD_IP_BRIDGE_REFUSED",
+      severity: "blocker",
+      object: `Service ${BRIDGE_PROBE_SERVICE.namespace}/${BRIDGE_PROBE_SERVICE.name} (dry run)`,
+      path: "spec.externalIPs[0]",
+      message: `cidr-migration:services.strategy etcd-rewrite keeps the DNS and kubernetes Services answering at their old IPs as externalIPs until every pod restarts, but kube-apiserver refuses a Service with externalIP ${admission.ip}: ${admission.refused}`,
+      action: "allow externalIPs for the run (the DenyServiceExternalIPs admission plugin, or your policy webhook's rule), or use services.strategy recreate",
+    }];
+  }
   return [{
     code: "OLD_IP_BRIDGE_REFUSED",
     severity: "blocker",

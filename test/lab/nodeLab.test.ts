@@ -17,11 +17,13 @@ import { inNode } from "../testbed/nodes/inNode";
 const NEW_POD_RANGE = LAB_RANGES.podCidr.to;
 const DNS_FINAL_IP = "10.112.0.10";
 
-function kubectlJson(m: LabMigration, args: string[]): { items: Array<Record<string, any>> } & Record<string, any> {
-  const result = spawnSync(path.join(labDir(), "bin", "kubectl"), ["--kubeconfig", m.lab.kubeconfigPath, ...args, "-o", "json"], { encoding: "utf8", maxBuffer: 64 << 20 });
+function kubectlJsonAt(kubeconfigPath: string, args: string[]): { items: Array<Record<string, any>> } & Record<string, any> {
+  const result = spawnSync(path.join(labDir(), "bin", "kubectl"), ["--kubeconfig", kubeconfigPath, ...args, "-o", "json"], { encoding: "utf8", maxBuffer: 64 << 20 });
   assert.equal(result.status, 0, result.stderr);
   return JSON.parse(result.stdout);
 }
+
+const kubectlJson = (m: LabMigration, args: string[]) => kubectlJsonAt(m.lab.kubeconfigPath, args);
 
 /** The IPv4 address of `device` inside `node`, as "a.b.c.d/len"; undefined when the node has no such device. */
 function deviceAddress(node: string, device: string): string | undefined {
@@ -119,6 +121,51 @@ describe("the migration on real nodes (node lab)", function () {
       assert.ok(bridgesEnd, "the old-ip-bridges step ran");
       const cachedBeforeEnd = m.records.filter((r) => r.kind === "second" && r.probe === "oldip" && (r.t as number) * 1000 < bridgesEnd.start);
       assert.ok(cachedBeforeEnd.reduce((n, r) => n + (r.ok as number), 0) > 500, "the cached address was probed throughout");
+      assert.equal(cachedBeforeEnd.reduce((n, r) => n + (r.fail as number), 0), 0, JSON.stringify(traffic.longest));
+    });
+  });
+
+  describe("etcd-rewrite: Services and Node podCIDRs moved in etcd while the apiservers are stopped", () => {
+    let m: LabMigration;
+    let before_: { services: Array<Record<string, any>>; nodes: Array<Record<string, any>> };
+    before(async () => {
+      m = await migrateLab({
+        bridge: true,
+        servicesStrategy: "etcd-rewrite",
+        beforeUp: (kubeconfigPath) => {
+          before_ = { services: kubectlJsonAt(kubeconfigPath, ["get", "services", "--all-namespaces"]).items, nodes: kubectlJsonAt(kubeconfigPath, ["get", "nodes"]).items };
+        },
+      });
+    });
+
+    it("migrates the cluster: verify clean, every pod and podCIDR new, cni0 and flannel.1 on the new subnets, DNS at its final IP", () => {
+      migratedCluster(m);
+    });
+
+    it("keeps every Service's and Node's uid and creation time; no Node was deleted and no Service re-created", () => {
+      const after = { services: kubectlJson(m, ["get", "services", "--all-namespaces"]).items, nodes: kubectlJson(m, ["get", "nodes"]).items };
+      const key = (o: Record<string, any>) => `${o.metadata.namespace ?? ""}/${o.metadata.name}`;
+      for (const kind of ["services", "nodes"] as const) {
+        const now = new Map(after[kind].map((o) => [key(o), o]));
+        for (const old of before_[kind]) {
+          const current = now.get(key(old));
+          assert.ok(current, `${kind} ${key(old)} still exists`);
+          assert.deepEqual([current.metadata.uid, current.metadata.creationTimestamp], [old.metadata.uid, old.metadata.creationTimestamp], `${kind} ${key(old)} kept its identity`);
+        }
+      }
+      const steps = m.events.flatMap((e) => (e.event.resOutputsEvent?.metadata?.urn ?? "").split("::").slice(-1));
+      assert.ok(steps.includes("etcd-rewrite"), "the rewrite ran");
+      assert.deepEqual(steps.filter((s) => s.endsWith("-deregister") || s === "services"), [], "no Node delete, no Service re-create");
+      // the bridges have ended: no Service still answers at an old address
+      for (const service of after.services) assert.equal(service.metadata.annotations?.["cidr-migration.io/old-cluster-ip-bridge"], undefined, key(service));
+    });
+
+    it("live traffic: no failed lookup or request by name; a client holding the old ClusterIP is answered until the bridges end", () => {
+      const { phases, traffic } = trafficOf(m);
+      assert.deepEqual([traffic.total.dns.fail, traffic.total.name.fail], [0, 0], JSON.stringify(traffic.longest));
+      const bridgesEnd = phases.find((w) => w.name === "old-ip-bridges");
+      assert.ok(bridgesEnd, "the old-ip-bridges step ran");
+      const cachedBeforeEnd = m.records.filter((r) => r.kind === "second" && r.probe === "oldip" && (r.t as number) * 1000 < bridgesEnd.start);
       assert.equal(cachedBeforeEnd.reduce((n, r) => n + (r.fail as number), 0), 0, JSON.stringify(traffic.longest));
     });
   });

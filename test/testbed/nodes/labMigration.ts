@@ -23,6 +23,10 @@ export interface LabMigrationOptions {
   bridge: boolean;
   /** nodeRollout.strategy (default the stack's, reregister) */
   strategy?: "reregister" | "kubeadm-rejoin";
+  /** services.strategy (default recreate); etcd-rewrite sets the nodes' strategy to match */
+  servicesStrategy?: "recreate" | "etcd-rewrite";
+  /** Called with the lab's kubeconfig right before `pulumi up` (to record the cluster as it was). */
+  beforeUp?: (kubeconfigPath: string) => void;
   log?: (line: string) => void;
 }
 
@@ -93,7 +97,11 @@ export async function migrateLab(opts: LabMigrationOptions): Promise<LabMigratio
   const clusterUpMillis = performance.now() - started;
   log(`cluster up in ${(clusterUpMillis / 1000).toFixed(1)} s`);
   const env = stackEnv();
-  const settings: Array<[string, string]> = [["services.bridgeOldIps", String(opts.bridge)], ...(opts.strategy ? [["nodeRollout.strategy", opts.strategy] as [string, string]] : [])];
+  const settings: Array<[string, string]> = [
+    ["services.bridgeOldIps", String(opts.bridge)],
+    ...(opts.strategy ? [["nodeRollout.strategy", opts.strategy] as [string, string]] : []),
+    ...(opts.servicesStrategy ? [["services.strategy", opts.servicesStrategy] as [string, string]] : []),
+  ];
   for (const [key, value] of settings) {
     const set = await run(["config", "set", "--path", key, value, "--stack", lab.stack], env, path.join(work, "config.log"), "pulumi");
     if (set.exitCode !== 0) throw new Error(`pulumi config set ${key} ${value} failed; see ${set.logFile}`);
@@ -104,6 +112,7 @@ export async function migrateLab(opts: LabMigrationOptions): Promise<LabMigratio
   await sleep(BASELINE_MS);
   const preview = await run(["pulumi", "preview", "--diff", "--stack", lab.stack], env, path.join(work, "preview.log"));
   log(`preview: exit ${preview.exitCode}`);
+  opts.beforeUp?.(lab.kubeconfigPath);
   const eventLog = path.join(work, "events.jsonl");
   const tail = tailEvents(eventLog);
   // --event-log is one of the CLI's debug commands, as the Automation API runs it

@@ -24,6 +24,8 @@ import { readFile } from "../../../lib/remote/scripts/readFile";
 import { restoreManifest } from "../../../lib/remote/scripts/restoreManifest";
 import { editKubeletClusterDns, setKubeletClusterDns } from "../../../lib/remote/scripts/setKubeletClusterDns";
 import { waitComponentHealthy } from "../../../lib/remote/scripts/waitComponentHealthy";
+import { stopStaticPods } from "../../../lib/remote/scripts/stopStaticPods";
+import { startHeldManifest } from "../../../lib/remote/scripts/startHeldManifest";
 import { sha256HexOf, writeFileChecked, writeManifest } from "../../../lib/remote/scripts/writeManifest";
 import { tempDir } from "../../support/tempDirs";
 
@@ -446,6 +448,97 @@ describe("step scripts in a sandbox root", function () {
       assert.throws(() => waitComponentHealthy({ component: "kube-apiserver", url: "file:///etc/passwd", expectFlags: flags, timeoutSeconds: 5 }), /url "file:\/\/\/etc\/passwd" is not an http\(s\) URL/);
       assert.throws(() => waitComponentHealthy({ component: "kube-apiserver", url: "https://x/healthz", expectFlags: ["cluster-cidr"], timeoutSeconds: 5 }), /expectFlags\[0\] "cluster-cidr" is not a --name=value flag/);
       assert.throws(() => waitComponentHealthy({ component: "kube-apiserver", url: "https://x/healthz", expectFlags: flags, timeoutSeconds: 0 }), /timeoutSeconds 0 is not a positive whole number/);
+    });
+  });
+
+  describe("stopStaticPods and startHeldManifest (services.strategy etcd-rewrite)", () => {
+    const HELD = "/etc/kubernetes/cidr-migration-held/run-1";
+    const MANIFESTS = "/etc/kubernetes/manifests";
+    const fakeProcess = (node: FakeNode, pid: number, argv: string[]) => node.write(`/proc/${pid}/cmdline`, `${argv.join("\0")}\0`);
+    const stop = (node: FakeNode, timeoutSeconds = 2) =>
+      track("stopStaticPods", stopStaticPods({ components: ["kube-apiserver", "kube-controller-manager"], heldDir: HELD, timeoutSeconds, root: node.root }));
+    const start = (node: FakeNode, heldContent = APISERVER) => startHeldManifest({
+      component: "kube-apiserver",
+      path: `${MANIFESTS}/kube-apiserver.yaml`,
+      heldDir: HELD,
+      heldContent,
+      flags: { "service-cluster-ip-range": "10.112.0.0/12" },
+      healthUrl: "https://127.0.0.1:6443/healthz",
+      timeoutSeconds: 1,
+      root: node.root,
+    });
+
+    it("stop: moves both manifests out of the manifests directory, waits until neither runs, then does nothing", () => {
+      const node = controlPlaneNode();
+      const { first, second } = node.runTwice(stop(node));
+      assert.equal(node.exists(`${MANIFESTS}/kube-apiserver.yaml`), false);
+      assert.equal(node.exists(`${MANIFESTS}/kube-controller-manager.yaml`), false);
+      assert.equal(node.read(`${HELD}/kube-apiserver.yaml`), APISERVER);
+      assert.equal(node.read(`${HELD}/kube-controller-manager.yaml`), KCM);
+      assert.match(first.stdout, /moved .*kube-apiserver\.yaml out/);
+      assert.match(second.stdout, /kube-apiserver is held already/);
+    });
+
+    it("stop fails closed while the apiserver still runs, its manifest staying held; and refuses a node without the manifests", () => {
+      const node = controlPlaneNode();
+      fakeProcess(node, 4242, ["/usr/local/bin/kube-apiserver", "--etcd-servers=https://127.0.0.1:2379"]);
+      const running = node.run(stop(node, 1));
+      assert.equal(running.status, 1);
+      assert.match(running.stderr, /kube-apiserver still runs 1s after its manifest was moved out; .*stays in .*cidr-migration-held\/run-1/);
+      assert.ok(node.exists(`${HELD}/kube-apiserver.yaml`));
+      const bare = new FakeNode();
+      const missing = bare.run(stop(bare));
+      assert.equal(missing.status, 1);
+      assert.match(missing.stderr, /does not run from a static-pod manifest here; use services\.strategy recreate/);
+    });
+
+    it("stop refuses when someone put a different manifest back while it was held", () => {
+      const node = controlPlaneNode();
+      node.runOk(stop(node));
+      node.write(`${MANIFESTS}/kube-apiserver.yaml`, APISERVER.replace("10.96.0.0/12", "10.0.0.0/16"), 0o600);
+      const result = node.run(stop(node));
+      assert.equal(result.status, 1);
+      assert.match(result.stderr, /is back and differs from the held/);
+    });
+
+    it("start: writes the held manifest back with the new flag only, removes the held copy, waits until healthy on it; a re-run only waits", () => {
+      const node = controlPlaneNode();
+      node.runOk(stop(node));
+      fakeProcess(node, 10, ["kube-apiserver", "--service-cluster-ip-range=10.112.0.0/12"]);
+      fs.writeFileSync(path.join(node.state, "health"), "ok");
+      const step = start(node);
+      assert.deepEqual(step.changes.map((c) => [c.flag, c.after]), [["service-cluster-ip-range", "10.112.0.0/12"]]);
+      const { first } = node.runTwice(track("startHeldManifest", step.script));
+      const written = node.read(`${MANIFESTS}/kube-apiserver.yaml`);
+      assert.equal(written, setFlags(APISERVER, { "service-cluster-ip-range": "10.112.0.0/12" }, { container: "kube-apiserver" }).text);
+      assert.deepEqual(readFlags(written, { container: "kube-apiserver" }).get("service-cluster-ip-range"), ["10.112.0.0/12"]);
+      assert.equal(fs.statSync(node.path(`${MANIFESTS}/kube-apiserver.yaml`)).mode & 0o777, 0o600, "the held file's mode");
+      assert.equal(node.exists(`${HELD}/kube-apiserver.yaml`), false);
+      assert.deepEqual(fs.readdirSync(node.path(MANIFESTS)).sort(), ["kube-apiserver.yaml"], "no temp file left, KCM still held");
+      assert.match(first.stdout, /wrote .*kube-apiserver\.yaml with the new flags/);
+    });
+
+    it("start never puts the old manifest back: a held copy changed since it was read is refused, an unhealthy start fails naming the undo", () => {
+      const changed = controlPlaneNode();
+      changed.runOk(stop(changed));
+      changed.write(`${HELD}/kube-apiserver.yaml`, `${APISERVER}# edited\n`, 0o600);
+      const refused = changed.run(start(changed).script);
+      assert.equal(refused.status, 1);
+      assert.match(refused.stderr, /changed since it was read before the stop/);
+      assert.equal(changed.exists(`${MANIFESTS}/kube-apiserver.yaml`), false, "nothing started");
+
+      const unhealthy = controlPlaneNode();
+      unhealthy.runOk(stop(unhealthy));
+      const failed = unhealthy.run(start(unhealthy).script);
+      assert.equal(failed.status, 1);
+      assert.match(failed.stderr, /did not become healthy on its new flags .* undo the whole run with cidr-migration restore/);
+      assert.deepEqual(readFlags(unhealthy.read(`${MANIFESTS}/kube-apiserver.yaml`), { container: "kube-apiserver" }).get("service-cluster-ip-range"), ["10.112.0.0/12"], "the new manifest stays");
+    });
+
+    it("validate their inputs at generation time", () => {
+      assert.throws(() => stopStaticPods({ components: [], heldDir: HELD }), /components must list some of kube-apiserver, kube-controller-manager/);
+      assert.throws(() => stopStaticPods({ components: ["kube-apiserver"], heldDir: `${MANIFESTS}/held` }), /heldDir/);
+      assert.throws(() => startHeldManifest({ component: "kube-apiserver", path: "relative.yaml", heldDir: HELD, heldContent: APISERVER, flags: {}, healthUrl: "https://x/healthz", timeoutSeconds: 1 }), /path/);
     });
   });
 

@@ -6,6 +6,7 @@ import { emptyClusterObjects } from "../../../lib/preflight/clusterObjects";
 import { checkServices } from "../../../lib/preflight/services";
 import { BRIDGE_ANNOTATION, bridgedIpOf, bridgeRemovalPatch, withOldIpBridge } from "../../../lib/serviceMove/oldIpBridge";
 import { KubeObject } from "../../../lib/serviceMove/kubeRest";
+import { correctIpAnnotations } from "../../../lib/serviceMove/ipAnnotations";
 
 const values = (services: Record<string, unknown> = {}) => ({
   serviceCidr: { from: "10.96.0.0/12", to: "10.112.0.0/12" },
@@ -66,6 +67,23 @@ describe("old-ClusterIP bridge (pure)", () => {
     const off = validateConfig({ values: values() });
     assert.deepEqual(checkBridgeAdmission({ config: off, cluster: emptyClusterObjects(), allowSecretValues: false, bridgeAdmission: refused }), []);
     assert.deepEqual(checkBridgeAdmission({ config: on, cluster: emptyClusterObjects(), allowSecretValues: false, bridgeAdmission: { ip: "10.96.0.1" } }), []);
+  });
+
+  it("preflight, services.strategy etcd-rewrite: the DNS and kubernetes bridges are not optional, so a refusal blocks with bridgeOldIps off too, naming the strategy", () => {
+    const refused = { ip: "10.96.0.1", refused: "externalIPs not allowed" };
+    const rewrite = validateConfig({ values: { ...values({ strategy: "etcd-rewrite", bridgeOldIps: false }), nodeRollout: { strategy: "etcd-rewrite" } } });
+    const [finding] = checkBridgeAdmission({ config: rewrite, cluster: emptyClusterObjects(), allowSecretValues: false, bridgeAdmission: refused });
+    assert.equal(finding.severity, "blocker");
+    assert.match(finding.message, /services\.strategy etcd-rewrite keeps the DNS and kubernetes Services answering at their old IPs/);
+    assert.match(finding.action, /use services\.strategy recreate/);
+    // the rewrite bridges every moving Service unless told otherwise
+    assert.equal(validateConfig({ values: values({ strategy: "etcd-rewrite" }) }).services.bridgeOldIps, true);
+  });
+
+  it("an annotation naming the old IP is corrected when a Service moves, but never the bridge's own, which its removal reads", () => {
+    const corrected = correctIpAnnotations({ [BRIDGE_ANNOTATION]: "10.96.0.20", "example.com/endpoint": "10.96.0.20:80" }, "10.96.0.20", "10.112.0.20");
+    assert.deepEqual(corrected.annotations, { [BRIDGE_ANNOTATION]: "10.96.0.20", "example.com/endpoint": "10.112.0.20:80" });
+    assert.deepEqual(corrected.changed, ["example.com/endpoint"]);
   });
 
   it("preflight on a re-run: the bridge's own externalIP is not reported as the user's address in the old range", () => {
