@@ -21,6 +21,9 @@
  * Strategy `etcd-rewrite` (every node; the Node's podCIDR was rewritten in etcd with the Services): drain →
  * cni-cleanup → kubelet-stop → calico-ipam → kubelet-config-read/dns → kubelet-start → rejoin, with no deregister:
  * the Node keeps its uid, and rejoin waits for it rather than for a new registration.
+ * With Flannel, every node also gets routes to the subnets its flanneld does not know while nodes are rolled
+ * (bridge-routes-before on every node, bridge-routes on each node beside its rejoin, bridge-routes-remove at the end;
+ * lib/remote/scripts/flannelBridgeRoutes says why).
  * Strategy `kubeadm-rejoin` (workers): drain → cni-cleanup → join-token (SSH on a control-plane node: a fresh
  * bootstrap token, secret output) → deregister → calico-ipam → kubeadm-rejoin (SSH: reset, clean, join; the join
  * writes config.yaml from the kubelet-config ConfigMap, which carries the new clusterDNS) → rejoin.
@@ -40,6 +43,7 @@ import { parseJoinCommand } from "../lib/nodeMove/joinCommand";
 import { RolloutEstimate, RolloutWave, rolloutEstimate, rolloutWaves } from "../lib/nodeMove/rolloutWaves";
 import { NodeMove, Plan } from "../lib/plan/planModel";
 import { cleanupCni } from "../lib/remote/scripts/cleanupCni";
+import { FlannelSubnets, flannelBridgeRoutes } from "../lib/remote/scripts/flannelBridgeRoutes";
 import { kubeadmRejoin } from "../lib/remote/scripts/kubeadmRejoin";
 import { kubeletReregister } from "../lib/remote/scripts/kubeletReregister";
 import { readFile, readNodeFile } from "../lib/remote/scripts/readFile";
@@ -92,6 +96,8 @@ export interface NodeMoveSteps {
   kubeletStart?: RemoteScript;
   kubeadmRejoin?: RemoteScript;
   rejoin: NodeRejoin;
+  /** etcd-rewrite with Flannel: the routes to the nodes not yet rolled, once this node's flanneld restarted. */
+  bridgeRoutes?: RemoteScript;
 }
 
 export class NodeRollout extends pulumi.ComponentResource {
@@ -129,11 +135,24 @@ export class NodeRollout extends pulumi.ComponentResource {
     const clusterDns = dns.oldClusterIP !== undefined && dns.oldClusterIP !== dns.newClusterIP ? [dns.newClusterIP] : undefined;
     const common = { kubeconfig: args.kubeconfig, runId: args.runId };
 
+    // etcd-rewrite with Flannel: every node routes the subnets its flanneld does not know (flannelBridgeRoutes)
+    const bridge = args.rollout.strategy === "etcd-rewrite" && args.plan.cni === "flannel" && this.waves.length > 0
+      ? flannelSubnetsOf(args.plan)
+      : undefined;
+    const bridgeRoutes = (step: string, node: NodeTarget, dependsOn: pulumi.Input<pulumi.Input<pulumi.Resource>[]> | pulumi.Input<pulumi.Resource> | undefined, action: "add" | "remove" = "add") =>
+      new RemoteScript(`${name}-${node.name}-${step}`, {
+        connection: connectionFor(node, args.ssh, args.connection),
+        script: guard(() => flannelBridgeRoutes({ action, self: node.name, nodes: bridge!, root: args.root })),
+      }, { parent: this, dependsOn });
+    const bridged = bridge ? bridge.map((n) => checked.targets.get(n.name)).filter((t): t is NodeTarget => t !== undefined) : [];
+
     // Every node of wave N+1 waits for the rejoin of every node of wave N.
-    let previous: pulumi.Input<pulumi.Input<pulumi.Resource>[]> | pulumi.Input<pulumi.Resource> | undefined = opts?.dependsOn;
+    let previous: pulumi.Input<pulumi.Input<pulumi.Resource>[]> | pulumi.Input<pulumi.Resource> | undefined = bridge
+      ? bridged.map((node) => bridgeRoutes("bridge-routes-before", node, opts?.dependsOn))
+      : opts?.dependsOn;
     let last: pulumi.Resource[] = [];
     for (const wave of this.waves) {
-      const rejoins = wave.nodes.map((move) => {
+      const rejoins = wave.nodes.flatMap((move) => {
         const strategy = args.rollout.strategy === "etcd-rewrite"
           ? "etcd-rewrite"
           : args.rollout.strategy === "kubeadm-rejoin" && move.role === "worker" ? "kubeadm-rejoin" : "reregister";
@@ -141,11 +160,15 @@ export class NodeRollout extends pulumi.ComponentResource {
           ...checked, target: checked.targets.get(move.name)!, args, clusterDns, common, dependsOn: previous, guard,
         });
         this.steps[move.name] = steps;
-        return steps.rejoin;
+        if (!bridge) return [steps.rejoin];
+        // beside the rejoin, which restarts flanneld: the routes wait for it
+        steps.bridgeRoutes = bridgeRoutes("bridge-routes", checked.targets.get(move.name)!, [steps.kubeletStart!]);
+        return [steps.rejoin, steps.bridgeRoutes];
       });
       previous = rejoins;
       last = rejoins;
     }
+    if (bridge) last = bridged.map((node) => bridgeRoutes("bridge-routes-remove", node, last, "remove"));
     // with no node to move, the rollout is done when what it waited for is
     this.done = this.waves.length > 0 ? last : resourcesIn(opts?.dependsOn);
 
@@ -244,6 +267,11 @@ export class NodeRollout extends pulumi.ComponentResource {
     steps.kubeadmRejoin = script("kubeadm-rejoin", pulumi.secret(joinScript), beforeStart);
     return steps.kubeadmRejoin;
   }
+}
+
+/** Every node's old and new subnet, for the Flannel bridge routes of an etcd-rewrite rollout. */
+function flannelSubnetsOf(plan: Plan): FlannelSubnets[] {
+  return plan.nodes.filter((n) => n.oldPodCIDR !== undefined).map((n) => ({ name: n.name, oldSubnet: n.oldPodCIDR!, newSubnet: n.newPodCIDR }));
 }
 
 function resourcesIn(dependsOn: pulumi.ComponentResourceOptions["dependsOn"]): pulumi.Resource[] {

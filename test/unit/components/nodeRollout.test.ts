@@ -224,6 +224,34 @@ describe("NodeRollout graph (mocks: order and inputs)", function () {
     }
   });
 
+  it("etcd-rewrite: no Node deleted; the rejoin waits for the kept Node; with Flannel, bridge routes on every node before, beside each rejoin, and removed after the last wave", async () => {
+    const { config, plan } = configAndPlan((v) => { v.services = { strategy: "etcd-rewrite" }; v.nodeRollout = { maxUnavailable: 2 }; });
+    assert.equal(config.nodeRollout.strategy, "etcd-rewrite");
+    const calico = await rollout(argsFor(config, plan));
+    assert.equal(calico.graph.ofType(DYNAMIC("NodeDeregister")).length, 0, "the Node is never deleted");
+    assert.equal(step(calico.graph, "worker-1", "rejoin").inputs.nodeKept, true);
+    assert.ok(directlyAfter(step(calico.graph, "worker-1", "calico-ipam"), step(calico.graph, "worker-1", "kubelet-stop")));
+    assert.ok(!calico.graph.resources.some((r) => r.name.includes("bridge-routes")), "Calico routes by IPAM block, not by the Node's podCIDR");
+
+    const flannel: Plan = { ...plan, cni: "flannel" };
+    const { graph, component } = await rollout(argsFor(config, flannel));
+    const nodes = config.nodes.map((n) => n.name);
+    const before = nodes.map((n) => step(graph, n, "bridge-routes-before"));
+    for (const b of before) assert.match(b.inputs.script, /node on its old subnet/);
+    assert.deepEqual(step(graph, "worker-1", "drain").dependencies.sort(), before.map((b) => b.urn).sort(), "the canary drains once every node routes the new subnets");
+    const routes = step(graph, "worker-1", "bridge-routes");
+    assert.ok(directlyAfter(routes, step(graph, "worker-1", "kubelet-start")));
+    assert.ok(!graph.dependsOn(step(graph, "worker-1", "rejoin"), routes), "beside the rejoin, whose DaemonSet pod replacement restarts flanneld");
+    assert.ok(directlyAfter(step(graph, "cp-1", "drain"), routes), "the next wave waits for the routes too");
+    const removals = nodes.map((n) => step(graph, n, "bridge-routes-remove"));
+    for (const r of removals) {
+      assert.match(r.inputs.script, /ip -4 route flush proto "\$PROTO"/);
+      assert.ok(graph.dependsOn(r, step(graph, "worker-5", "rejoin")) && graph.dependsOn(r, step(graph, "worker-4", "bridge-routes")));
+    }
+    assert.equal(component.done.length, removals.length, "the rollout is done when the routes are gone");
+    for (const r of [...before, routes, ...removals]) shellcheck(r.name, r.inputs.script);
+  });
+
   it("reports the plan's estimate per node and in total beside the manual 5-8 minutes per node", async () => {
     const { config, plan } = configAndPlan();
     const { component } = await rollout(argsFor(config, plan));

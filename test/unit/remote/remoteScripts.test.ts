@@ -25,6 +25,7 @@ import { restoreManifest } from "../../../lib/remote/scripts/restoreManifest";
 import { editKubeletClusterDns, setKubeletClusterDns } from "../../../lib/remote/scripts/setKubeletClusterDns";
 import { waitComponentHealthy } from "../../../lib/remote/scripts/waitComponentHealthy";
 import { stopStaticPods } from "../../../lib/remote/scripts/stopStaticPods";
+import { ROUTE_PROTOCOL, flannelBridgeRoutes } from "../../../lib/remote/scripts/flannelBridgeRoutes";
 import { startHeldManifest } from "../../../lib/remote/scripts/startHeldManifest";
 import { sha256HexOf, writeFileChecked, writeManifest } from "../../../lib/remote/scripts/writeManifest";
 import { tempDir } from "../../support/tempDirs";
@@ -618,6 +619,64 @@ describe("step scripts in a sandbox root", function () {
       assert.throws(() => cleanupCni({ cni: "weave" as "none", oldPodCidrs: ["10.0.0.0/8"], backupDir: BACKUP_DIR }), /cni "weave" is not one of calico, flannel, cilium, none/);
       assert.throws(() => cleanupCni({ cni: "flannel", oldPodCidrs: [], backupDir: BACKUP_DIR }), /oldPodCidrs is empty/);
       assert.throws(() => cleanupCni({ cni: "flannel", oldPodCidrs: ["10.244.0.1/16"], backupDir: BACKUP_DIR }), /has host bits set: did you mean 10\.244\.0\.0\/16/);
+    });
+  });
+
+  describe("flannelBridgeRoutes (etcd-rewrite rollout with Flannel), on a real flannel.1 in a network namespace", () => {
+    const netns = `cidr-migration-routes-${process.pid}`;
+    const ns = (...args: string[]) => execFileSync("ip", ["netns", "exec", netns, ...args], { encoding: "utf8" });
+    const NODES = [
+      { name: "cp-1", oldSubnet: "10.244.0.0/24", newSubnet: "10.48.0.0/24" },
+      { name: "worker-1", oldSubnet: "10.244.1.0/24", newSubnet: "10.48.1.0/24" },
+      { name: "worker-2", oldSubnet: "10.244.2.0/24", newSubnet: "10.48.2.0/24" },
+    ];
+    const script = (self: string, action: "add" | "remove" = "add") => track(`flannelBridgeRoutes-${action}`, flannelBridgeRoutes({ action, self, nodes: NODES, waitSeconds: 2 }));
+    // `ip route show proto N` lists the routes of that protocol, without repeating it
+    const ours = () => ns("ip", "-4", "route", "show", "proto", String(ROUTE_PROTOCOL)).split("\n").map((l) => l.trim()).filter(Boolean).sort();
+    /** flannel.1 as flanneld leaves it: its own gateway address, and a permanent neighbour per other node's gateway. */
+    const flannelLink = (address: string, gateways: string[]) => {
+      spawnSync("ip", ["netns", "exec", netns, "ip", "link", "delete", "flannel.1"]);
+      ns("ip", "link", "add", "flannel.1", "type", "vxlan", "id", "1", "dstport", "8472");
+      ns("ip", "addr", "add", `${address}/32`, "dev", "flannel.1");
+      ns("ip", "link", "set", "flannel.1", "up");
+      gateways.forEach((gw, i) => ns("ip", "neigh", "replace", gw, "lladdr", `02:00:00:00:00:0${i + 1}`, "dev", "flannel.1", "nud", "permanent"));
+    };
+
+    before(() => execFileSync("ip", ["netns", "add", netns]));
+    after(() => {
+      spawnSync("ip", ["netns", "delete", netns]);
+    });
+
+    it("a node not yet rolled routes the others' new subnets through their old gateways; a rolled node the others' old subnets through their new gateways; remove takes only ours", () => {
+      const node = new FakeNode();
+      flannelLink("10.244.1.0", ["10.244.0.0", "10.244.2.0"]);
+      ns("ip", "route", "add", "10.244.0.0/24", "via", "10.244.0.0", "dev", "flannel.1", "onlink");
+      const before = node.runTwice(script("worker-1"), ["ip", "netns", "exec", netns]);
+      assert.match(before.first.stdout, /node on its old subnet: 2 route\(s\)/);
+      assert.deepEqual(ours(), ["10.48.0.0/24 via 10.244.0.0 dev flannel.1 onlink", "10.48.2.0/24 via 10.244.2.0 dev flannel.1 onlink"]);
+
+      // rolled: flanneld recreated flannel.1 on the new subnet and programmed the others' new gateways
+      flannelLink("10.48.1.0", ["10.48.0.0", "10.48.2.0"]);
+      const rolled = node.runOk(script("worker-1"), ["ip", "netns", "exec", netns]);
+      assert.match(rolled.stdout, /rolled node: 2 route\(s\)/);
+      assert.deepEqual(ours(), ["10.244.0.0/24 via 10.48.0.0 dev flannel.1 onlink", "10.244.2.0/24 via 10.48.2.0 dev flannel.1 onlink"]);
+
+      ns("ip", "route", "add", "10.48.0.0/24", "via", "10.48.0.0", "dev", "flannel.1", "onlink");
+      node.runTwice(script("worker-1", "remove"), ["ip", "netns", "exec", netns]);
+      assert.deepEqual(ours(), []);
+      assert.match(ns("ip", "-4", "route", "show"), /10\.48\.0\.0\/24 via 10\.48\.0\.0 dev flannel\.1 onlink/, "flanneld's own routes stay");
+    });
+
+    it("fails closed, naming the node, while flanneld has not programmed a gateway or flannel.1 has no subnet of this node", () => {
+      const node = new FakeNode();
+      flannelLink("10.48.1.0", ["10.48.0.0"]);
+      const missing = node.run(script("worker-1"), ["ip", "netns", "exec", netns]);
+      assert.equal(missing.status, 1);
+      assert.match(missing.stderr, /flanneld has not programmed worker-2's gateway 10\.48\.2\.0 on flannel\.1 after 2s/);
+      flannelLink("10.99.0.0", []);
+      const foreign = node.run(script("worker-1"), ["ip", "netns", "exec", netns]);
+      assert.match(foreign.stderr, /flannel\.1 has neither 10\.244\.1\.0 nor 10\.48\.1\.0 after 2s/);
+      assert.throws(() => flannelBridgeRoutes({ action: "add", self: "nobody", nodes: NODES }), /self "nobody" is not among the nodes/);
     });
   });
 
