@@ -139,7 +139,7 @@ export class NodeRollout extends pulumi.ComponentResource {
     const bridge = args.rollout.strategy === "etcd-rewrite" && args.plan.cni === "flannel" && this.waves.length > 0
       ? flannelSubnetsOf(args.plan)
       : undefined;
-    const bridgeRoutes = (step: string, node: NodeTarget, dependsOn: pulumi.Input<pulumi.Input<pulumi.Resource>[]> | pulumi.Input<pulumi.Resource> | undefined, action: "add" | "remove" = "add") =>
+    const bridgeRoutes = (step: string, node: NodeTarget, dependsOn: pulumi.Input<pulumi.Input<pulumi.Resource>[]> | pulumi.Input<pulumi.Resource> | undefined, action: "unrolled" | "rolled" | "remove") =>
       new RemoteScript(`${name}-${node.name}-${step}`, {
         connection: connectionFor(node, args.ssh, args.connection),
         script: guard(() => flannelBridgeRoutes({ action, self: node.name, nodes: bridge!, root: args.root })),
@@ -148,7 +148,7 @@ export class NodeRollout extends pulumi.ComponentResource {
 
     // Every node of wave N+1 waits for the rejoin of every node of wave N.
     let previous: pulumi.Input<pulumi.Input<pulumi.Resource>[]> | pulumi.Input<pulumi.Resource> | undefined = bridge
-      ? bridged.map((node) => bridgeRoutes("bridge-routes-before", node, opts?.dependsOn))
+      ? bridged.map((node) => bridgeRoutes("bridge-routes-before", node, opts?.dependsOn, "unrolled"))
       : opts?.dependsOn;
     let last: pulumi.Resource[] = [];
     for (const wave of this.waves) {
@@ -162,7 +162,7 @@ export class NodeRollout extends pulumi.ComponentResource {
         this.steps[move.name] = steps;
         if (!bridge) return [steps.rejoin];
         // beside the rejoin, which restarts flanneld: the routes wait for it
-        steps.bridgeRoutes = bridgeRoutes("bridge-routes", checked.targets.get(move.name)!, [steps.kubeletStart!]);
+        steps.bridgeRoutes = bridgeRoutes("bridge-routes", checked.targets.get(move.name)!, [steps.kubeletStart!], "rolled");
         return [steps.rejoin, steps.bridgeRoutes];
       });
       previous = rejoins;

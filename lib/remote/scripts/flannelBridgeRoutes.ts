@@ -10,11 +10,13 @@
  * gateway its flanneld did program (same VTEP, same MAC):
  * - on a node still on its old subnet: each other node's NEW subnet via that node's OLD gateway;
  * - on a rolled node: each other node's OLD subnet via that node's NEW gateway (waiting until flanneld programmed it).
- * The node's flannel.1 address says which it is. Routes carry protocol `ROUTE_PROTOCOL`, so `remove` takes exactly
- * ours away; a node's own cleanup deletes flannel.1 and every route on it.
+ * The caller says which side the node is on; the script waits until flannel.1 carries that side's gateway address
+ * (a rolled node's flanneld restarts meanwhile: the old one can still hold an old flannel.1 for a while). Routes
+ * carry protocol `ROUTE_PROTOCOL`, so `remove` takes exactly ours away; a node's own cleanup deletes flannel.1 and
+ * every route on it.
  *
- * Input: `{ action: "add" | "remove", self?, nodes, waitSeconds?, root? }`; `nodes` lists every node with its old and
- * new subnet; `self` names this node (add only).
+ * Input: `{ action: "unrolled" | "rolled" | "remove", self?, nodes, waitSeconds?, root? }`; `nodes` lists every node
+ * with its old and new subnet; `self` names this node (not for remove).
  */
 import { nthAddress, parseCidr } from "../../net/cidr";
 import { SandboxRoot, buildScript, sh } from "../remoteScript";
@@ -30,7 +32,7 @@ export interface FlannelSubnets {
 }
 
 export interface FlannelBridgeRoutesInput extends SandboxRoot {
-  action: "add" | "remove";
+  action: "unrolled" | "rolled" | "remove";
   self?: string;
   nodes: readonly FlannelSubnets[];
   /** How long to wait for flanneld to come up and program the gateways (default 180). */
@@ -62,26 +64,26 @@ export function flannelBridgeRoutes(input: FlannelBridgeRoutesInput): string {
   const others = input.nodes.filter((n) => n.name !== self.name && n.oldSubnet !== n.newSubnet);
   const wait = positiveInteger(input.waitSeconds ?? 180, "waitSeconds");
   // per other node: its old subnet and gateway, its new subnet and gateway
+  const rolled = input.action === "rolled";
   const table = others.flatMap((n) => [n.name, checkIPv4(n.oldSubnet, `${n.name} oldSubnet`), gateway(n.oldSubnet), checkIPv4(n.newSubnet, `${n.name} newSubnet`), gateway(n.newSubnet)]);
   return buildScript({ name: "flannel-bridge-routes", root: input.root }, [
     sh`
       readonly PROTO=${ROUTE_PROTOCOL}
-      readonly SELF_OLD_GW=${gateway(checkIPv4(self.oldSubnet, "self oldSubnet"))}
-      readonly SELF_NEW_GW=${gateway(checkIPv4(self.newSubnet, "self newSubnet"))}
+      readonly SELF_GW=${gateway(checkIPv4(rolled ? self.newSubnet : self.oldSubnet, "self subnet"))}
+      readonly ROLLED=${rolled ? 1 : 0}
       readonly TABLE=(${table})
       readonly WAIT=${wait}
 
       has_addr() { ip -4 -o addr show dev flannel.1 2> /dev/null | grep -qF " $1/"; }
       deadline=$((SECONDS + WAIT))
-      until has_addr "$SELF_NEW_GW" || has_addr "$SELF_OLD_GW"; do
-        [ "$SECONDS" -lt "$deadline" ] || die "flannel.1 has neither $SELF_OLD_GW nor $SELF_NEW_GW after \${WAIT}s; check the flannel pod on this node"
+      until has_addr "$SELF_GW"; do
+        [ "$SECONDS" -lt "$deadline" ] || die "flannel.1 does not carry this node's gateway $SELF_GW after \${WAIT}s; check the flannel pod on this node"
         sleep 0.5
       done
-      if has_addr "$SELF_NEW_GW"; then rolled=1; else rolled=0; fi
       added=0
       for ((i = 0; i < \${#TABLE[@]}; i += 5)); do
         name=\${TABLE[i]} old=\${TABLE[i+1]} old_gw=\${TABLE[i+2]} new=\${TABLE[i+3]} new_gw=\${TABLE[i+4]}
-        if [ "$rolled" = 1 ]; then dest=$old gw=$new_gw; else dest=$new gw=$old_gw; fi
+        if [ "$ROLLED" = 1 ]; then dest=$old gw=$new_gw; else dest=$new gw=$old_gw; fi
         # the gateway must be one flanneld programmed (its neighbour entry carries the other node's VTEP MAC)
         until ip neigh show to "$gw" dev flannel.1 2> /dev/null | grep -q lladdr; do
           [ "$SECONDS" -lt "$deadline" ] || die "flanneld has not programmed $name's gateway $gw on flannel.1 after \${WAIT}s; check the flannel pods"
@@ -90,7 +92,7 @@ export function flannelBridgeRoutes(input: FlannelBridgeRoutesInput): string {
         ip -4 route replace "$dest" via "$gw" dev flannel.1 onlink proto "$PROTO"
         added=$((added + 1))
       done
-      if [ "$rolled" = 1 ]; then
+      if [ "$ROLLED" = 1 ]; then
         note "rolled node: $added route(s) to the other nodes' old subnets through their new gateways"
       else
         note "node on its old subnet: $added route(s) to the other nodes' new subnets through their old gateways"

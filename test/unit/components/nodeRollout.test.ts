@@ -240,6 +240,7 @@ describe("NodeRollout graph (mocks: order and inputs)", function () {
     for (const b of before) assert.match(b.inputs.script, /node on its old subnet/);
     assert.deepEqual(step(graph, "worker-1", "drain").dependencies.sort(), before.map((b) => b.urn).sort(), "the canary drains once every node routes the new subnets");
     const routes = step(graph, "worker-1", "bridge-routes");
+    assert.match(routes.inputs.script, /readonly ROLLED=1/);
     assert.ok(directlyAfter(routes, step(graph, "worker-1", "kubelet-start")));
     assert.ok(!graph.dependsOn(step(graph, "worker-1", "rejoin"), routes), "beside the rejoin, whose DaemonSet pod replacement restarts flanneld");
     assert.ok(directlyAfter(step(graph, "cp-1", "drain"), routes), "the next wave waits for the routes too");

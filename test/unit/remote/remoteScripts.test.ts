@@ -630,7 +630,7 @@ describe("step scripts in a sandbox root", function () {
       { name: "worker-1", oldSubnet: "10.244.1.0/24", newSubnet: "10.48.1.0/24" },
       { name: "worker-2", oldSubnet: "10.244.2.0/24", newSubnet: "10.48.2.0/24" },
     ];
-    const script = (self: string, action: "add" | "remove" = "add") => track(`flannelBridgeRoutes-${action}`, flannelBridgeRoutes({ action, self, nodes: NODES, waitSeconds: 2 }));
+    const script = (self: string, action: "unrolled" | "rolled" | "remove") => track(`flannelBridgeRoutes-${action}`, flannelBridgeRoutes({ action, self, nodes: NODES, waitSeconds: 2 }));
     // `ip route show proto N` lists the routes of that protocol, without repeating it
     const ours = () => ns("ip", "-4", "route", "show", "proto", String(ROUTE_PROTOCOL)).split("\n").map((l) => l.trim()).filter(Boolean).sort();
     /** flannel.1 as flanneld leaves it: its own gateway address, and a permanent neighbour per other node's gateway. */
@@ -651,13 +651,13 @@ describe("step scripts in a sandbox root", function () {
       const node = new FakeNode();
       flannelLink("10.244.1.0", ["10.244.0.0", "10.244.2.0"]);
       ns("ip", "route", "add", "10.244.0.0/24", "via", "10.244.0.0", "dev", "flannel.1", "onlink");
-      const before = node.runTwice(script("worker-1"), ["ip", "netns", "exec", netns]);
+      const before = node.runTwice(script("worker-1", "unrolled"), ["ip", "netns", "exec", netns]);
       assert.match(before.first.stdout, /node on its old subnet: 2 route\(s\)/);
       assert.deepEqual(ours(), ["10.48.0.0/24 via 10.244.0.0 dev flannel.1 onlink", "10.48.2.0/24 via 10.244.2.0 dev flannel.1 onlink"]);
 
       // rolled: flanneld recreated flannel.1 on the new subnet and programmed the others' new gateways
       flannelLink("10.48.1.0", ["10.48.0.0", "10.48.2.0"]);
-      const rolled = node.runOk(script("worker-1"), ["ip", "netns", "exec", netns]);
+      const rolled = node.runOk(script("worker-1", "rolled"), ["ip", "netns", "exec", netns]);
       assert.match(rolled.stdout, /rolled node: 2 route\(s\)/);
       assert.deepEqual(ours(), ["10.244.0.0/24 via 10.48.0.0 dev flannel.1 onlink", "10.244.2.0/24 via 10.48.2.0 dev flannel.1 onlink"]);
 
@@ -667,16 +667,18 @@ describe("step scripts in a sandbox root", function () {
       assert.match(ns("ip", "-4", "route", "show"), /10\.48\.0\.0\/24 via 10\.48\.0\.0 dev flannel\.1 onlink/, "flanneld's own routes stay");
     });
 
-    it("fails closed, naming the node, while flanneld has not programmed a gateway or flannel.1 has no subnet of this node", () => {
+    it("fails closed, naming the node, while flanneld has not programmed a gateway or flannel.1 is not yet on this side's subnet", () => {
       const node = new FakeNode();
       flannelLink("10.48.1.0", ["10.48.0.0"]);
-      const missing = node.run(script("worker-1"), ["ip", "netns", "exec", netns]);
+      const missing = node.run(script("worker-1", "rolled"), ["ip", "netns", "exec", netns]);
       assert.equal(missing.status, 1);
       assert.match(missing.stderr, /flanneld has not programmed worker-2's gateway 10\.48\.2\.0 on flannel\.1 after 2s/);
-      flannelLink("10.99.0.0", []);
-      const foreign = node.run(script("worker-1"), ["ip", "netns", "exec", netns]);
-      assert.match(foreign.stderr, /flannel\.1 has neither 10\.244\.1\.0 nor 10\.48\.1\.0 after 2s/);
-      assert.throws(() => flannelBridgeRoutes({ action: "add", self: "nobody", nodes: NODES }), /self "nobody" is not among the nodes/);
+      // a rolled node whose old flanneld still holds the old flannel.1: wait for the restarted one
+      flannelLink("10.244.1.0", ["10.244.0.0", "10.244.2.0"]);
+      const early = node.run(script("worker-1", "rolled"), ["ip", "netns", "exec", netns]);
+      assert.match(early.stderr, /flannel\.1 does not carry this node's gateway 10\.48\.1\.0 after 2s/);
+      assert.deepEqual(ours(), [], "nothing routed from the wrong side");
+      assert.throws(() => flannelBridgeRoutes({ action: "rolled", self: "nobody", nodes: NODES }), /self "nobody" is not among the nodes/);
     });
   });
 
