@@ -73,6 +73,17 @@ function trafficOf(m: LabMigration) {
   return { phases, pods, traffic };
 }
 
+/** No failed lookup or request by name, and the cached old ClusterIP answered, throughout, until the bridges end. */
+function bridgedTraffic(m: LabMigration): void {
+  const { phases, traffic } = trafficOf(m);
+  assert.deepEqual([traffic.total.dns.fail, traffic.total.name.fail], [0, 0], JSON.stringify(traffic.longest));
+  const bridgesEnd = phases.find((w) => w.name === "old-ip-bridges");
+  assert.ok(bridgesEnd, "the old-ip-bridges step ran");
+  const cachedBeforeEnd = m.records.filter((r) => r.kind === "second" && r.probe === "oldip" && (r.t as number) * 1000 < bridgesEnd.start);
+  assert.ok(cachedBeforeEnd.reduce((n, r) => n + (r.ok as number), 0) > 500, "the cached address was probed throughout");
+  assert.equal(cachedBeforeEnd.reduce((n, r) => n + (r.fail as number), 0), 0, JSON.stringify(traffic.longest));
+}
+
 describe("the migration on real nodes (node lab)", function () {
   this.timeout(30 * 60_000);
   after(async () => {
@@ -115,13 +126,7 @@ describe("the migration on real nodes (node lab)", function () {
     });
 
     it("live traffic: no failed lookup or request by name; a client holding the old ClusterIP is answered until the bridges end", () => {
-      const { phases, traffic } = trafficOf(m);
-      assert.deepEqual([traffic.total.dns.fail, traffic.total.name.fail], [0, 0], JSON.stringify(traffic.longest));
-      const bridgesEnd = phases.find((w) => w.name === "old-ip-bridges");
-      assert.ok(bridgesEnd, "the old-ip-bridges step ran");
-      const cachedBeforeEnd = m.records.filter((r) => r.kind === "second" && r.probe === "oldip" && (r.t as number) * 1000 < bridgesEnd.start);
-      assert.ok(cachedBeforeEnd.reduce((n, r) => n + (r.ok as number), 0) > 500, "the cached address was probed throughout");
-      assert.equal(cachedBeforeEnd.reduce((n, r) => n + (r.fail as number), 0), 0, JSON.stringify(traffic.longest));
+      bridgedTraffic(m);
     });
   });
 
@@ -161,12 +166,7 @@ describe("the migration on real nodes (node lab)", function () {
     });
 
     it("live traffic: no failed lookup or request by name; a client holding the old ClusterIP is answered until the bridges end", () => {
-      const { phases, traffic } = trafficOf(m);
-      assert.deepEqual([traffic.total.dns.fail, traffic.total.name.fail], [0, 0], JSON.stringify(traffic.longest));
-      const bridgesEnd = phases.find((w) => w.name === "old-ip-bridges");
-      assert.ok(bridgesEnd, "the old-ip-bridges step ran");
-      const cachedBeforeEnd = m.records.filter((r) => r.kind === "second" && r.probe === "oldip" && (r.t as number) * 1000 < bridgesEnd.start);
-      assert.equal(cachedBeforeEnd.reduce((n, r) => n + (r.fail as number), 0), 0, JSON.stringify(traffic.longest));
+      bridgedTraffic(m);
     });
   });
 });
