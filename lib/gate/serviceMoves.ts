@@ -17,9 +17,15 @@ import { isUnknown } from "./unknownValue";
  * An acting move fails the gate when the plan does not re-create that Service, when its toIP or fromIP is not the
  * plan's, or when it is unknown at preview time (the gate cannot prove it, so it fails closed). A stand-in fails it
  * unless it stands in for the plan's DNS Service at the plan's new DNS IP.
+ *
+ * With services.strategy etcd-rewrite the moves are the EtcdRewrite resource's (dynamic-providers/etcdRewrite.ts):
+ * `services`: { "namespace/name": "<old IP> → <new IP>" }, default/kubernetes and the DNS Service among them, judged
+ * the same way.
  */
 
 export const SERVICE_RECREATION_TYPE = "ServiceRecreation";
+export const ETCD_REWRITE_TYPE = "EtcdRewrite";
+const ARROW = " → ";
 const CREATING_OPS = new Set(["create", "replace", "create-replacement", "import", "import-replacement"]);
 
 export interface PreviewServiceMove {
@@ -42,11 +48,33 @@ function isServiceRecreation(type: string | undefined): boolean {
   return type !== undefined && isDynamicType(type) && type.endsWith(`:${SERVICE_RECREATION_TYPE}`);
 }
 
+function isEtcdRewrite(type: string | undefined): boolean {
+  return type !== undefined && isDynamicType(type) && type.endsWith(`:${ETCD_REWRITE_TYPE}`);
+}
+
+/** The acting moves of an EtcdRewrite step: every entry of a created one, the changed entries of an updated one. */
+function rewriteMoves(step: PreviewStep): PreviewServiceMove[] {
+  const services = step.newState?.inputs?.services;
+  if (!isRecord(services)) return [{ urn: step.urn, kind: "move", key: "unknown", toIP: "unknown" }];
+  const old = CREATING_OPS.has(step.op) ? undefined : step.oldState?.inputs?.services;
+  const moves: PreviewServiceMove[] = [];
+  for (const [key, value] of Object.entries(services)) {
+    if (isRecord(old) && old[key] === value) continue;
+    const [fromIP, toIP] = typeof value === "string" && value.includes(ARROW) ? value.split(ARROW) : [undefined, "unknown"];
+    moves.push({ urn: step.urn, kind: key === "default/kubernetes" ? "kubernetes" : "move", key, toIP: toIP ?? "unknown", fromIP });
+  }
+  return moves;
+}
+
 /** The acting moves of every ServiceRecreation step; a whole map unknown at preview time is one "unknown" move. */
 export function serviceMovesIn(steps: readonly PreviewStep[]): PreviewServiceMove[] {
   const moves: PreviewServiceMove[] = [];
   for (const step of steps) {
     const inputs = step.newState?.inputs;
+    if (inputs && isEtcdRewrite(step.newState?.type) && (CREATING_OPS.has(step.op) || step.op === "update")) {
+      moves.push(...rewriteMoves(step));
+      continue;
+    }
     if (!inputs || !isServiceRecreation(step.newState?.type) || !(CREATING_OPS.has(step.op) || step.op === "update")) continue;
     const old = CREATING_OPS.has(step.op) ? undefined : step.oldState?.inputs;
     const changed = (field: string, key: string, entry: Entry, compare: string[]): boolean => {

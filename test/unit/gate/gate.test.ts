@@ -179,6 +179,28 @@ describe("gate: judging a preview against the plan", () => {
     assert.deepEqual(codes(judgePreview(digest, plan()).reasons), ["SERVICE_MOVES_UNKNOWN"]);
   });
 
+  it("services.strategy etcd-rewrite: reads the moves from the EtcdRewrite step's old → new map and judges them the same way", () => {
+    const digest = preview("pass.json");
+    const reviewed = plan();
+    // the rewrite graph declares no ServiceRecreation: one EtcdRewrite lists every move, the kubernetes and DNS Services too
+    digest.steps = digest.steps.filter((s) => !/ServiceRecreation$/.test(s.newState?.type ?? ""));
+    const services = Object.fromEntries(reviewed.services.filter((sv) => sv.action === "recreate").map((sv) => [`${sv.namespace}/${sv.name}`, `${sv.oldClusterIP} → ${sv.newClusterIP}`]));
+    const rewrite: PreviewStep = {
+      op: "create",
+      urn: "urn:pulumi:prod::cidr-migration::pulumi-nodejs:dynamic/cidr-migration:EtcdRewrite::etcd-rewrite",
+      newState: { type: "pulumi-nodejs:dynamic/cidr-migration:EtcdRewrite", inputs: { services, nodes: {}, trigger: "t" } },
+    } as PreviewStep;
+    digest.steps.push(rewrite);
+    const moves = serviceMovesIn(digest.steps);
+    assert.equal(moves.length, Object.keys(services).length);
+    assert.equal(moves.find((m) => m.key === "default/kubernetes")?.kind, "kubernetes");
+    assert.deepEqual(judgePreview(digest, reviewed).reasons, []);
+    services["shop/web"] = "10.96.12.7 → 10.116.99.99";
+    assert.deepEqual(judgePreview(digest, reviewed).reasons.map((r) => `${r.code} ${r.object}`), ["SERVICE_IP_DIFFERS Service shop/web"]);
+    rewrite.newState!.inputs!.services = UNKNOWN_VALUE;
+    assert.deepEqual(codes(judgePreview(digest, reviewed).reasons), ["SERVICE_MOVES_UNKNOWN"]);
+  });
+
   it("fails when a move starts from another IP than the plan's (the plan is stale)", () => {
     const digest = preview("pass.json");
     (byName(digest, "services-bulk").newState!.inputs!.moves as Record<string, { fromIP: string }>)["shop/legacy"].fromIP = "10.96.0.21";
