@@ -27,9 +27,9 @@ import { bridgeTargets, rewriteTargetsFromPlan } from "./lib/etcdRewrite/rewrite
 import { serviceRefKey } from "./lib/serviceMove/serviceRef";
 import { DnsDisruptionBudget } from "./dynamic-providers/dnsDisruptionBudget";
 import { ServiceRecreation } from "./dynamic-providers/serviceRecreation";
-import { discoverInventory } from "./lib/plan/discovery";
+import { discoverForRun } from "./components/runDiscovery";
 import { UserError } from "./lib/config/errors";
-import { kubeconfigText, loadKubeConfig, readConfigMapData } from "./lib/config/kubeClient";
+import { kubeconfigText, loadKubeConfig } from "./lib/config/kubeClient";
 import { expandHome } from "./lib/config/paths";
 import { flannelTransitionNetwork } from "./lib/plan/phases";
 import { buildPlan } from "./lib/plan/plan";
@@ -46,9 +46,11 @@ export = async () => {
     throw new pulumi.RunError("cidr-migration:ssh.privateKey is missing; the node steps run over SSH — set it with: pulumi config set --secret --path 'ssh.privateKey' < ~/.ssh/id_ed25519");
   }
   const kc = userErrorsAsRunErrorsSync(() => loadKubeConfig(firstRead.kubeconfig, "cidr-migration:kubeconfig"));
-  const inventory = await userErrorsAsRunErrors(() => discoverInventory(kc));
+  // live, or (an etcd rewrite under way) the cluster as the run found it at its start: components/runDiscovery.ts
+  const discovery = await userErrorsAsRunErrors(() => discoverForRun(kc, firstRead));
+  const inventory = discovery.inventory;
   // The system ConfigMaps the graph edits are read here, like discovery, not as resources (components/liveConfigMaps.ts).
-  useConfigMapReader((namespace, name) => userErrorsAsRunErrors(() => readConfigMapData(kc, namespace, name)));
+  useConfigMapReader((namespace, name) => userErrorsAsRunErrors(() => discovery.reader(namespace, name)));
   const config = readStackConfig({ inventory });
   const plan = userErrorsAsRunErrorsSync(() => buildPlan(config, inventory));
   const kubeconfig = pulumi.secret(userErrorsAsRunErrorsSync(() => kubeconfigText(config.kubeconfig, "cidr-migration:kubeconfig")));
@@ -254,6 +256,7 @@ export = async () => {
   // 12. verify: nothing left in the old ranges; every Service at its planned IP.
   const verify = order.declare("verify", [stepId.verify], [oldPoolRemoval ?? flannelFinal ?? kubeProxy], (o) => new Verification("verify", { kubeconfig, config, plan, trigger: runId }, o));
   order.check();
+  await discovery.finish();
 
   return {
     serviceCidr: plan.serviceCidr,

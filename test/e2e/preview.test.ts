@@ -120,6 +120,33 @@ describe(`the real Pulumi engine previews the sandbox migration (Kubernetes ${re
     assert.match(refused.stdout, /spec\.cidr 10\.48\.0\.0\/16 is not inside the new pod range 10\.49\.0\.0\/16/);
   });
 
+  it("services.strategy etcd-rewrite: the preview lists every Service and Node move on the EtcdRewrite step and the apiservers it waits for, declares no re-create, writes nothing; the gate passes it", async () => {
+    await stack.pulumiOk(["config", "set", "--path", "services.strategy", "etcd-rewrite"]);
+    try {
+      const before = auditLineCount(auditLog);
+      const preview = await engine(["preview", "--json"]);
+      assert.equal(preview.exitCode, 0, preview.stderr);
+      const steps = (JSON.parse(preview.stdout) as { steps: PreviewStep[] }).steps;
+      const ofType = (type: string) => steps.filter((st) => st.newState?.type === `pulumi-nodejs:dynamic/cidr-migration:${type}`);
+      assert.deepEqual(ofType("ServiceRecreation"), [], "nothing is re-created");
+      assert.deepEqual(ofType("NodeDeregister"), [], "no Node is deleted");
+      const [rewrite] = ofType("EtcdRewrite");
+      const inputs = rewrite.newState!.inputs!;
+      const planned = plan.services.filter((sv) => sv.action === "recreate");
+      assert.deepEqual(inputs.services, Object.fromEntries(planned.map((sv) => [`${sv.namespace}/${sv.name}`, `${sv.oldClusterIP} → ${sv.newClusterIP}`])));
+      assert.deepEqual(Object.keys(inputs.nodes).sort(), plan.nodes.filter((n) => n.action === "move").map((n) => n.name).sort());
+      assert.ok((inputs.apiservers as string[]).every((url) => /^https:\/\/.+:6443$/.test(url)));
+      assert.equal(ofType("OldIpBridgeOpen").length, 1);
+      assert.deepEqual(persistedWrites(auditLog, SANDBOX_USER, before), [], "the preview wrote nothing to the cluster");
+      const previewFile = path.join(stack.dir, "preview-rewrite.json");
+      fs.writeFileSync(previewFile, preview.stdout);
+      const gate = await stack.cli(["gate", previewFile]);
+      assert.equal(gate.exitCode, 0, `${gate.stdout}\n${gate.stderr}`);
+    } finally {
+      await stack.pulumiOk(["config", "rm", "--path", "services.strategy"]);
+    }
+  });
+
   it("bad stack config under the engine: one readable error naming the key, no resource created, a non-zero exit", async () => {
     await stack.pulumiOk(["config", "set", "--path", "serviceCidr.to", "10.112.0.0/33"]);
     try {

@@ -6,6 +6,7 @@
 // each case takes about 8 minutes. Not part of `npm test`: its builds do not fit CI's time on a cold machine.
 import { strict as assert } from "assert";
 import { spawnSync } from "child_process";
+import * as fs from "fs";
 import * as path from "path";
 import { cidrContains } from "../../lib/net/cidr";
 import { phaseWindows } from "../testbed/nodes/engineTimeline";
@@ -167,6 +168,29 @@ describe("the migration on real nodes (node lab)", function () {
 
     it("live traffic: no failed lookup or request by name; a client holding the old ClusterIP is answered until the bridges end", () => {
       bridgedTraffic(m);
+    });
+  });
+
+  describe("etcd-rewrite, pulumi up killed right after the rewrite (every apiserver stopped), then recovered as the README says", () => {
+    let m: LabMigration;
+    let before_: Array<Record<string, any>>;
+    before(async () => {
+      m = await migrateLab({
+        bridge: true,
+        servicesStrategy: "etcd-rewrite",
+        killAfter: "etcd-rewrite",
+        beforeUp: (kubeconfigPath) => {
+          before_ = kubectlJsonAt(kubeconfigPath, ["get", "services", "--all-namespaces"]).items;
+        },
+      });
+    });
+
+    it("the re-run plans from the recorded cluster, starts the apiservers on the new flags and finishes the migration", () => {
+      migratedCluster(m);
+      const again = fs.readFileSync(m.up.logFile, "utf8");
+      assert.match(again, /a run stopped the apiservers for the etcd rewrite: planning run/);
+      const after = new Map(kubectlJson(m, ["get", "services", "--all-namespaces"]).items.map((o) => [`${o.metadata.namespace}/${o.metadata.name}`, o]));
+      for (const old of before_) assert.equal(after.get(`${old.metadata.namespace}/${old.metadata.name}`)?.metadata.uid, old.metadata.uid, `${old.metadata.namespace}/${old.metadata.name} kept its uid`);
     });
   });
 });

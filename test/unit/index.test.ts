@@ -3,7 +3,7 @@
 // one-line RunError too. (The whole graph against a real cluster is test/integration/program.test.ts.)
 import * as assert from "node:assert/strict";
 import { REMOTE_SCRIPT_TYPE } from "../../lib/gate/policyRules";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer as createHttpServer, Server } from "node:http";
 import { createServer } from "node:net";
 import * as os from "node:os";
@@ -187,12 +187,12 @@ describe("index.ts: the graph follows the plan (mocked engine, a stand-in apiser
     rmSync(dir, { recursive: true, force: true });
   });
 
-  async function graphFor(serviceCidr: { from: string; to: string }, podCidr?: { from: string; to: string; nodeMaskSize: number }, extra: Record<string, unknown> = {}): Promise<MockGraph> {
+  async function graphFor(serviceCidr: { from: string; to: string }, podCidr?: { from: string; to: string; nodeMaskSize: number }, extra: Record<string, unknown> = {}, run: { server?: string; preview?: boolean } = {}): Promise<MockGraph> {
     const kubeconfig = path.join(dir, "admin.kubeconfig");
     writeFileSync(kubeconfig, [
       "apiVersion: v1",
       "kind: Config",
-      `clusters: [{name: c, cluster: {server: '${fake.url}', insecure-skip-tls-verify: true}}]`,
+      `clusters: [{name: c, cluster: {server: '${run.server ?? fake.url}', insecure-skip-tls-verify: true}}]`,
       "users: [{name: u, user: {token: t}}]",
       "contexts: [{name: c, context: {cluster: c, user: u}}]",
       "current-context: c",
@@ -204,7 +204,7 @@ describe("index.ts: the graph follows the plan (mocked engine, a stand-in apiser
       const program = require("../../index") as () => Promise<unknown>;
       await program();
     }, {
-      preview: true,
+      preview: run.preview ?? true,
       readState: (type, id) => (type === "kubernetes:core/v1:ConfigMap" && CONFIG_MAPS[id] ? { metadata: CONFIG_MAPS[id].metadata, data: CONFIG_MAPS[id].data } : undefined),
       outputs: ({ type, inputs }) => {
         const stdout = type === REMOTE_SCRIPT_TYPE ? nodeFile(String(inputs.script ?? "")) : undefined;
@@ -340,6 +340,39 @@ describe("index.ts: the graph follows the plan (mocked engine, a stand-in apiser
     // bridgeOldIps off: the DNS and kubernetes Services are still bridged, the others not
     const only = await graphFor({ from: "10.96.0.0/16", to: "10.112.0.0/16" }, undefined, { services: { strategy: "etcd-rewrite", bridgeOldIps: false } });
     assert.deepEqual(only.named("old-ip-bridges-open").inputs.services, { "default/kubernetes": "10.96.0.1", "kube-system/kube-dns": "10.96.0.10" });
+  });
+
+  it("etcd-rewrite, re-run with the apiservers stopped or after the rewrite: the graph is planned from the cluster as the first `up` recorded it", async () => {
+    const snapshots = mkdtempSync(path.join(os.tmpdir(), "rewrite-record-"));
+    const extra = { services: { strategy: "etcd-rewrite" }, snapshot: { directory: snapshots, trigger: "window" } };
+    const moves = (g: MockGraph) => [g.named("etcd-rewrite").inputs.services, g.named("etcd-rewrite").inputs.nodes, g.resources.filter((r) => r.name.endsWith("-rejoin")).map((r) => r.name)];
+    // a preview records nothing; with no record, an unreachable cluster is the error it always was
+    await graphFor({ from: "10.96.0.0/16", to: "10.112.0.0/16" }, undefined, extra);
+    assert.deepEqual(readdirSync(snapshots), []);
+    await assert.rejects(graphFor({ from: "10.96.0.0/16", to: "10.112.0.0/16" }, undefined, extra, { server: "http://127.0.0.1:1" }), /cannot reach the cluster/);
+    const first = await graphFor({ from: "10.96.0.0/16", to: "10.112.0.0/16" }, undefined, extra, { preview: false });
+    assert.deepEqual(readdirSync(snapshots), ["cluster-window.json"]);
+
+    // killed between the stop and the start: nothing answers
+    const stopped = await graphFor({ from: "10.96.0.0/16", to: "10.112.0.0/16" }, undefined, extra, { server: "http://127.0.0.1:1", preview: false });
+    assert.deepEqual(moves(stopped), moves(first));
+    assert.deepEqual(stopped.resources.map((r) => r.name), first.resources.map((r) => r.name), "the same graph");
+
+    // after the start: every Service and Node is in the new ranges, but the nodes have not rolled yet
+    const liveServices = API["/api/v1/services"];
+    const liveNodes = API["/api/v1/nodes"];
+    API["/api/v1/services"] = { metadata: {}, items: [service("default", "kubernetes", "10.112.0.1"), service("kube-system", "kube-dns", "10.112.0.10"), service("shop", "web", "10.112.5.5")] };
+    API["/api/v1/nodes"] = { metadata: {}, items: (liveNodes as { items: Array<ReturnType<typeof node>> }).items.map((n, i) => node(n.metadata.name, n.status.addresses[0].address, `10.48.${i}.0/24`, n.metadata.name.startsWith("cp"))) };
+    try {
+      const after = await graphFor({ from: "10.96.0.0/16", to: "10.112.0.0/16" }, undefined, extra, { preview: false });
+      assert.deepEqual(moves(after), moves(first), "the nodes still roll, the rewrite keeps its inputs");
+      // another run id is another run: it plans from the live cluster, which has nothing to move
+      const fresh = await graphFor({ from: "10.96.0.0/16", to: "10.112.0.0/16" }, undefined, { ...extra, snapshot: { directory: snapshots, trigger: "next" } });
+      assert.deepEqual(fresh.named("etcd-rewrite").inputs.services, {});
+    } finally {
+      API["/api/v1/services"] = liveServices;
+      API["/api/v1/nodes"] = liveNodes;
+    }
   });
 
   it("a pod-range expansion that moves no node still turns KCM's allocation back on only after the CNI and cluster config", async () => {

@@ -25,6 +25,11 @@ export interface LabMigrationOptions {
   strategy?: "reregister" | "kubeadm-rejoin";
   /** services.strategy (default recreate); etcd-rewrite sets the nodes' strategy to match */
   servicesStrategy?: "recreate" | "etcd-rewrite";
+  /**
+   * SIGKILL `pulumi up` (its whole process group) as soon as this step's outputs are recorded, then recover as the
+   * README says (cancel, refresh --clear-pending-creates) and run `up` again.
+   */
+  killAfter?: string;
   /** Called with the lab's kubeconfig right before `pulumi up` (to record the cluster as it was). */
   beforeUp?: (kubeconfigPath: string) => void;
   log?: (line: string) => void;
@@ -52,11 +57,13 @@ export interface LabMigration {
 }
 
 /** The CLI (or `pulumi` itself), its output to `logFile`; resolves with its exit code and wall time. */
-function run(args: string[], env: Record<string, string>, logFile: string, command = CLI): Promise<Timed> {
+function run(args: string[], env: Record<string, string>, logFile: string, command = CLI, onSpawn?: (pid: number) => void): Promise<Timed> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
     const log = fs.openSync(logFile, "w");
-    const child = spawn(command, args, { cwd: REPO_ROOT, env: { ...process.env, ...env, COLUMNS: "200" }, stdio: ["ignore", log, log] });
+    // its own process group, so a kill reaches the engine and its plugins as a crash of the machine would
+    const child = spawn(command, args, { cwd: REPO_ROOT, env: { ...process.env, ...env, COLUMNS: "200" }, stdio: ["ignore", log, log], detached: true });
+    if (child.pid !== undefined) onSpawn?.(child.pid);
     child.on("error", reject);
     child.on("close", (exitCode) => {
       fs.closeSync(log);
@@ -66,7 +73,7 @@ function run(args: string[], env: Record<string, string>, logFile: string, comma
 }
 
 /** Reads the engine's event log as it grows, stamping each event when it arrives (the events hold whole seconds only). */
-function tailEvents(file: string): { events: TimedEvent[]; stop: () => void } {
+function tailEvents(file: string, onEvent: (event: TimedEvent) => void = () => undefined): { events: TimedEvent[]; stop: () => void } {
   const events: TimedEvent[] = [];
   let offset = 0;
   let partial = "";
@@ -82,7 +89,11 @@ function tailEvents(file: string): { events: TimedEvent[]; stop: () => void } {
     const lines = (partial + buffer.toString("utf8")).split("\n");
     partial = lines.pop() ?? "";
     const at = Date.now();
-    for (const line of lines.filter((l) => l.trim())) events.push({ at, event: JSON.parse(line) });
+    for (const line of lines.filter((l) => l.trim())) {
+      const event = { at, event: JSON.parse(line) };
+      events.push(event);
+      onEvent(event);
+    }
   };
   const timer = setInterval(poll, 250);
   return { events, stop: () => { clearInterval(timer); poll(); } };
@@ -114,9 +125,34 @@ export async function migrateLab(opts: LabMigrationOptions): Promise<LabMigratio
   log(`preview: exit ${preview.exitCode}`);
   opts.beforeUp?.(lab.kubeconfigPath);
   const eventLog = path.join(work, "events.jsonl");
-  const tail = tailEvents(eventLog);
+  let upGroup: number | undefined;
+  let killed: TimedEvent | undefined;
+  const tail = tailEvents(eventLog, (event) => {
+    const urn: string = event.event.resOutputsEvent?.metadata?.urn ?? "";
+    if (opts.killAfter && !killed && upGroup !== undefined && urn.endsWith(`::${opts.killAfter}`)) {
+      killed = event;
+      process.kill(-upGroup, "SIGKILL");
+    }
+  });
   // --event-log is one of the CLI's debug commands, as the Automation API runs it
-  const up = await run(["pulumi", "up", "--yes", "--skip-preview", "--stack", lab.stack, "--event-log", eventLog], { ...env, PULUMI_DEBUG_COMMANDS: "true" }, path.join(work, "up.log"));
+  const upArgs = ["pulumi", "up", "--yes", "--skip-preview", "--stack", lab.stack, "--event-log", eventLog];
+  const upEnv = { ...env, PULUMI_DEBUG_COMMANDS: "true" };
+  let up = await run(upArgs, upEnv, path.join(work, "up.log"), CLI, (pid) => { upGroup = pid; });
+  if (opts.killAfter) {
+    if (!killed) throw new Error(`pulumi up ended (exit ${up.exitCode}) before ${opts.killAfter} finished; see ${up.logFile}`);
+    log(`up killed after ${opts.killAfter}; recovering as the README says`);
+    for (const [name, args] of [["cancel", ["pulumi", "cancel", "--yes", "--stack", lab.stack]], ["refresh", ["pulumi", "refresh", "--clear-pending-creates", "--yes", "--stack", lab.stack]]] as const) {
+      const step = await run([...args], env, path.join(work, `${name}.log`));
+      if (step.exitCode !== 0) throw new Error(`pulumi ${name} after the kill failed; see ${step.logFile}`);
+    }
+    const first = up.millis;
+    tail.stop();
+    const again = tailEvents(path.join(work, "events-again.jsonl"));
+    up = await run([...upArgs.slice(0, -1), path.join(work, "events-again.jsonl")], upEnv, path.join(work, "up-again.log"));
+    up = { ...up, millis: up.millis + first };
+    again.stop();
+    tail.events.push(...again.events);
+  }
   tail.stop();
   log(`up: exit ${up.exitCode} in ${(up.millis / 1000).toFixed(1)} s`);
   const verify = await run(["verify", "--stack", lab.stack], env, path.join(work, "verify.log"));

@@ -189,7 +189,7 @@ describe("gate: judging a preview against the plan", () => {
       op: "create",
       urn: "urn:pulumi:prod::cidr-migration::pulumi-nodejs:dynamic/cidr-migration:EtcdRewrite::etcd-rewrite",
       newState: { type: "pulumi-nodejs:dynamic/cidr-migration:EtcdRewrite", inputs: { services, nodes: {}, trigger: "t" } },
-    } as PreviewStep;
+    } as unknown as PreviewStep;
     digest.steps.push(rewrite);
     const moves = serviceMovesIn(digest.steps);
     assert.equal(moves.length, Object.keys(services).length);
