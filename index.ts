@@ -55,8 +55,6 @@ export = async () => {
   const plan = userErrorsAsRunErrorsSync(() => buildPlan(config, inventory));
   const kubeconfig = pulumi.secret(userErrorsAsRunErrorsSync(() => kubeconfigText(config.kubeconfig, "cidr-migration:kubeconfig")));
   const runId = config.snapshot.trigger;
-  const cluster = new k8s.Provider("cluster", { kubeconfig, enableServerSideApply: true });
-  const kube = { provider: cluster };
   const ssh = { user: config.ssh.user, privateKey: secretInput(config.ssh.privateKey, "cidr-migration:ssh.privateKey")! };
   const controlPlaneNodes = config.nodes.filter((n) => n.role === "control-plane");
   const nodeAccess = { nodes: controlPlaneNodes, ssh, runId };
@@ -96,6 +94,7 @@ export = async () => {
   let servicesMoved: pulumi.Resource;
   let serviceCidrOpen: ServiceCidrSwitch | undefined;
   let dnsTemporary: DnsTemporaryService | undefined;
+  let rewriteStart: ControlPlaneStart | undefined;
   if (!rewrite) {
     // 3. control plane: KCM before the apiserver, one node at a time (KCM keeps allocation off until the nodes moved),
     //    then the apiserver serving certificates with the new first Service IP.
@@ -159,13 +158,22 @@ export = async () => {
       trigger: runId,
     }, o));
     const isStart = (id: string) => isStep("kube-apiserver")(id) || isStep("kube-controller-manager")(id);
-    servicesMoved = order.declare("control-plane-start", order.steps(isStart), [services], (o) => new ControlPlaneStart("control-plane-start", {
+    servicesMoved = rewriteStart = order.declare("control-plane-start", order.steps(isStart), [services], (o) => new ControlPlaneStart("control-plane-start", {
       ...nodeAccess,
       stopped: stop.steps,
       serviceCidr: config.serviceCidr,
       podCidr: config.podCidr,
     }, o));
   }
+
+  // The kubernetes provider checks the cluster once, when it is configured, and fails every later step if it did not
+  // answer then. A re-run of an interrupted etcd rewrite starts with the apiservers stopped: its provider is
+  // configured only once the control plane is back.
+  const providerKubeconfig = discovery.apiWasDown
+    ? pulumi.all([kubeconfig, rewriteStart!.done.stdout]).apply(([text]) => text)
+    : kubeconfig;
+  const cluster = new k8s.Provider("cluster", { kubeconfig: pulumi.secret(providerKubeconfig), enableServerSideApply: true });
+  const kube = { provider: cluster };
 
   // 6. cluster config: kubeadm-config keeps the new ranges for later upgrades; kubelet-config points at the stand-in.
   const clusterConfig = order.declare("cluster-config", stepsUnder("cluster-config/"), [servicesMoved], (o) => new ClusterConfig("cluster-config", {

@@ -23,6 +23,8 @@ import { readStackConfig } from "./stackConfig";
 
 export interface RunDiscovery {
   inventory: Inventory;
+  /** The cluster did not answer: a re-run inside an etcd rewrite's window, planned from the record. */
+  apiWasDown: boolean;
   reader: ConfigMapReader;
   /** Call once the graph is declared: records the cluster when this `up` planned from it live. */
   finish: () => Promise<void>;
@@ -37,20 +39,20 @@ function hasMoves(inventory: Inventory): boolean {
   }
 }
 
-function fromRecord(record: DiscoveryRecord, file: string, why: string): RunDiscovery {
+function fromRecord(record: DiscoveryRecord, file: string, why: string, apiWasDown: boolean): RunDiscovery {
   void pulumi.log.info(`${why}: planning run "${record.trigger}" from the cluster as it was at ${record.writtenAt} (${file})`);
   const reader: ConfigMapReader = async (namespace, name) => {
     const key = `${namespace}/${name}`;
     if (!(key in record.configMaps)) throw new UserError(`ConfigMap ${key} is not in ${file}, and the cluster cannot be read now; start the apiservers or re-run once they answer`);
     return record.configMaps[key] ?? undefined;
   };
-  return { inventory: record.inventory, reader, finish: async () => undefined };
+  return { inventory: record.inventory, apiWasDown, reader, finish: async () => undefined };
 }
 
 export async function discoverForRun(kc: KubeConfig, config: MigrationConfig): Promise<RunDiscovery> {
   const liveReader: ConfigMapReader = (namespace, name) => readConfigMapData(kc, namespace, name);
   if (config.services.strategy !== "etcd-rewrite") {
-    return { inventory: await discoverInventory(kc), reader: liveReader, finish: async () => undefined };
+    return { inventory: await discoverInventory(kc), apiWasDown: false, reader: liveReader, finish: async () => undefined };
   }
   const file = discoveryRecordPath(expandHome(config.snapshot.directory), config.snapshot.trigger);
   const record = loadDiscoveryRecord(file, config.snapshot.trigger);
@@ -58,10 +60,10 @@ export async function discoverForRun(kc: KubeConfig, config: MigrationConfig): P
   try {
     live = await discoverInventory(kc);
   } catch (err) {
-    if (record && err instanceof UnreachableError) return fromRecord(record, file, `the cluster does not answer (${err.message}); a run stopped the apiservers for the etcd rewrite`);
+    if (record && err instanceof UnreachableError) return fromRecord(record, file, `the cluster does not answer (${err.message}); a run stopped the apiservers for the etcd rewrite`, true);
     throw err;
   }
-  if (record && !hasMoves(live)) return fromRecord(record, file, "the cluster has nothing left to move: the etcd rewrite is done, the rest of the run goes on");
+  if (record && !hasMoves(live)) return fromRecord(record, file, "the cluster has nothing left to move: the etcd rewrite is done, the rest of the run goes on", false);
 
   // live: each ConfigMap read is kept, and an `up` records them with the inventory once the graph is declared
   const reads = new Map<string, Promise<Record<string, string> | undefined>>();
@@ -76,5 +78,5 @@ export async function discoverForRun(kc: KubeConfig, config: MigrationConfig): P
     for (const [key, read] of reads) configMaps[key] = (await read.catch(() => undefined)) ?? null;
     saveDiscoveryRecord(file, { trigger: config.snapshot.trigger, writtenAt: new Date().toISOString(), inventory: live, configMaps });
   };
-  return { inventory: live, reader, finish };
+  return { inventory: live, apiWasDown: false, reader, finish };
 }

@@ -356,7 +356,11 @@ describe("index.ts: the graph follows the plan (mocked engine, a stand-in apiser
     // killed between the stop and the start: nothing answers
     const stopped = await graphFor({ from: "10.96.0.0/16", to: "10.112.0.0/16" }, undefined, extra, { server: "http://127.0.0.1:1", preview: false });
     assert.deepEqual(moves(stopped), moves(first));
-    assert.deepEqual(stopped.resources.map((r) => r.name), first.resources.map((r) => r.name), "the same graph");
+    assert.deepEqual(stopped.resources.map((r) => r.name).sort(), first.resources.map((r) => r.name).sort(), "the same graph");
+    // the kubernetes provider checks the cluster when configured: with the API down, only once the control plane is back
+    const lastStart = "control-plane-start-cp-3-kube-controller-manager";
+    assert.ok(stopped.dependsOn(stopped.named("cluster"), stopped.named(lastStart)), "configured after the start");
+    assert.ok(!first.dependsOn(first.named("cluster"), first.named(lastStart)), "configured at once when the cluster answered");
 
     // after the start: every Service and Node is in the new ranges, but the nodes have not rolled yet
     const liveServices = API["/api/v1/services"];
