@@ -9,7 +9,7 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 import { cidrContains } from "../../lib/net/cidr";
-import { phaseWindows } from "../testbed/nodes/engineTimeline";
+import { phaseWindows, stepWindows } from "../testbed/nodes/engineTimeline";
 import { LAB_RANGES, labDir, labDown } from "../testbed/nodes/labStack";
 import { LabMigration, migrateLab } from "../testbed/nodes/labMigration";
 import { summarizeTraffic } from "../testbed/nodes/trafficSummary";
@@ -71,6 +71,13 @@ function trafficOf(m: LabMigration) {
   const traffic = summarizeTraffic(m.records, phases);
   console.log(`      traffic: ${JSON.stringify(traffic.total)}; phases: ${phases.map((w) => `${w.name} ${Math.round((w.end - w.start) / 1000)} s`).join(", ")}`);
   for (const o of traffic.longest) console.log(`      longest ${o.probe} ${o.target}: ${o.millis} ms, ${o.failures} failed, in ${o.phases.join("+")}${o.firstError ? ` (${o.firstError})` : ""}`);
+  // each outage by name or DNS, with the steps that were running when it began
+  const steps = stepWindows(m.events);
+  for (const o of m.records.filter((r) => r.kind === "outage" && r.probe !== "oldip")) {
+    const from = o.from as number; // ms since the epoch, as the events' stamps
+    const running = steps.filter((st) => st.start <= from + 1000 && st.end >= from - 1000).map((st) => st.name);
+    console.log(`      outage ${o.probe} ${o.target} ${(((o.to as number) - from) / 1000).toFixed(1)} s, ${o.failures} failed, during ${running.join(", ") || "no step"}`);
+  }
   return { phases, pods, traffic };
 }
 

@@ -88,3 +88,17 @@ export function phaseWindows(events: TimedEvent[], nodeNames: string[], rolloutN
   const byStart = (a: Window, b: Window) => a.start - b.start;
   return { phases: [...phases.values()].sort(byStart), nodes: [...nodes.values()].sort(byStart) };
 }
+
+/** Every step (a resource with a provider) from its start to its end, in start order: what ran when traffic failed. */
+export function stepWindows(events: TimedEvent[]): Window[] {
+  const steps = new Map<string, Window>();
+  for (const { at, event } of events) {
+    const metadata = event.resourcePreEvent?.metadata ?? event.resOutputsEvent?.metadata;
+    const parsed = metadata?.urn ? parseUrn(metadata.urn) : undefined;
+    if (!parsed || !metadata?.provider) continue;
+    const step = steps.get(metadata.urn!) ?? { name: parsed.name, start: at, end: at };
+    if (event.resOutputsEvent) step.end = at;
+    steps.set(metadata.urn!, step);
+  }
+  return [...steps.values()].sort((a, b) => a.start - b.start);
+}
