@@ -10,7 +10,8 @@ import { ClusterConfig, kubeletConfigMapName } from "./components/clusterConfig"
 import { useConfigMapReader } from "./components/liveConfigMaps";
 import { liveConfigMapKey } from "./components/systemObjectPatch";
 import { ControlPlane, EnableCidrAllocation } from "./components/controlPlane";
-import { ControlPlaneBackup, ControlPlaneStart, ControlPlaneStop } from "./components/controlPlaneRewrite";
+import { ControlPlaneStart } from "./components/controlPlaneRewrite";
+import { declareRewriteWindow } from "./components/etcdRewriteWindow";
 import { DnsFinalSwap, DnsTemporaryService } from "./components/dnsContinuity";
 import { FlannelConfig } from "./components/flannelConfig";
 import { KubeProxyConfig } from "./components/kubeProxyConfig";
@@ -21,10 +22,6 @@ import { PreflightGate, Verification } from "./dynamic-providers/clusterAudit";
 import { EtcdSnapshot } from "./dynamic-providers/etcdSnapshot";
 import { ServiceCidrSwitch } from "./dynamic-providers/serviceCidrSwitch";
 import { OldIpBridgeRemoval } from "./dynamic-providers/oldIpBridgeRemoval";
-import { OldIpBridgeOpen } from "./dynamic-providers/oldIpBridgeOpen";
-import { EtcdRewrite, movesForPreview } from "./dynamic-providers/etcdRewrite";
-import { bridgeTargets, rewriteTargetsFromPlan } from "./lib/etcdRewrite/rewriteTargets";
-import { serviceRefKey } from "./lib/serviceMove/serviceRef";
 import { DnsDisruptionBudget } from "./dynamic-providers/dnsDisruptionBudget";
 import { ServiceRecreation } from "./dynamic-providers/serviceRecreation";
 import { discoverForRun } from "./components/runDiscovery";
@@ -131,39 +128,13 @@ export = async () => {
       : undefined;
     servicesMoved = dnsTemporary ?? services;
   } else {
-    // 3'. etcd rewrite: backups; the serving certificates while every apiserver runs (old and new kubernetes IP);
-    //     the old-IP bridges (the DNS Service's among them: pods resolve through its old IP until they restart);
-    //     every apiserver and KCM stopped; the rewrite; each node started on the new flags.
-    const isStep = (step: string) => (id: string) => id.startsWith("control-plane/") && id.endsWith(`/${step}`);
-    const backup = order.declare("control-plane-backup", order.steps(isStep("backup")), [snapshot], (o) => new ControlPlaneBackup("control-plane-backup", nodeAccess, o));
-    const certs = order.declare("apiserver-certs", order.steps(isCertStep), [backup], (o) => new ApiserverCerts("apiserver-certs", {
-      ...nodeAccess,
-      serviceCidr: config.serviceCidr,
+    // 3'. etcd rewrite: the control plane stopped, etcd rewritten, the control plane started on the new flags
+    ({ rewrite: services, start: rewriteStart } = declareRewriteWindow(order, {
+      plan, config, nodeAccess, kubeconfig, etcdTls, runId,
+      after: snapshot,
       clusterConfiguration: liveConfigMapKey(KUBEADM_CONFIG),
-    }, o));
-    const targets = rewriteTargetsFromPlan(plan);
-    const bridged = bridgeTargets(targets, config.services.bridgeOldIps ? undefined : [serviceRefKey(plan.dns), "default/kubernetes"]);
-    const bridges = order.declare("old-ip-bridges-open", [], [certs], (o) => new OldIpBridgeOpen("old-ip-bridges-open", { kubeconfig, services: bridged, trigger: runId }, o));
-    const stop = order.declare("control-plane-stop", order.steps(isStep("stop")), [certs, bridges], (o) => new ControlPlaneStop("control-plane-stop", nodeAccess, o));
-    services = order.declare("etcd-rewrite", [stepId.etcdRewrite, ...stepsUnder(SERVICE_STEP_PREFIX)], [stop], (o) => new EtcdRewrite("etcd-rewrite", {
-      endpoints: config.etcd.endpoints,
-      caCert: etcdTls.etcdCaCert,
-      cert: etcdTls.etcdCert,
-      key: etcdTls.etcdKey,
-      apiservers: controlPlaneNodes.map((n) => `https://${n.host.includes(":") ? `[${n.host}]` : n.host}:6443`),
-      serviceCidr: { from: config.serviceCidr.from, to: config.serviceCidr.to },
-      podCidr: targets.podCidr,
-      ...movesForPreview(targets),
-      journalDirectory: expandHome(config.snapshot.directory),
-      trigger: runId,
-    }, o));
-    const isStart = (id: string) => isStep("kube-apiserver")(id) || isStep("kube-controller-manager")(id);
-    servicesMoved = rewriteStart = order.declare("control-plane-start", order.steps(isStart), [services], (o) => new ControlPlaneStart("control-plane-start", {
-      ...nodeAccess,
-      stopped: stop.steps,
-      serviceCidr: config.serviceCidr,
-      podCidr: config.podCidr,
-    }, o));
+    }));
+    servicesMoved = rewriteStart;
   }
 
   // The kubernetes provider checks the cluster once, when it is configured, and fails every later step if it did not
