@@ -13,7 +13,8 @@ import { UNKNOWN_VALUE, containsUnknown } from "./unknownValue";
 
 export const MANIFESTS_DIR = "/etc/kubernetes/manifests/";
 /** Generated scripts (lib/remote/remoteScript buildScript) that write a static-pod manifest. */
-export const MANIFEST_EDIT_SCRIPTS = ["write-manifest", "guarded-manifest-edit", "restore-manifest"] as const;
+// the etcd rewrite moves manifests out (stop-static-pods) and writes them back on new flags (start-held-manifest)
+export const MANIFEST_EDIT_SCRIPTS = ["write-manifest", "guarded-manifest-edit", "restore-manifest", "stop-static-pods", "start-held-manifest"] as const;
 export const BACKUP_SCRIPT = "backup-control-plane";
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);

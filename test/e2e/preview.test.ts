@@ -120,7 +120,7 @@ describe(`the real Pulumi engine previews the sandbox migration (Kubernetes ${re
     assert.match(refused.stdout, /spec\.cidr 10\.48\.0\.0\/16 is not inside the new pod range 10\.49\.0\.0\/16/);
   });
 
-  it("services.strategy etcd-rewrite: the preview lists every Service and Node move on the EtcdRewrite step and the apiservers it waits for, declares no re-create, writes nothing; the gate passes it", async () => {
+  it("services.strategy etcd-rewrite: the preview lists every Service and Node move on the EtcdRewrite step and the apiservers it waits for, declares no re-create, writes nothing; the gate and the policy pack pass it", async () => {
     await stack.pulumiOk(["config", "set", "--path", "services.strategy", "etcd-rewrite"]);
     try {
       const before = auditLineCount(auditLog);
@@ -142,6 +142,11 @@ describe(`the real Pulumi engine previews the sandbox migration (Kubernetes ${re
       fs.writeFileSync(previewFile, preview.stdout);
       const gate = await stack.cli(["gate", previewFile]);
       assert.equal(gate.exitCode, 0, `${gate.stdout}\n${gate.stderr}`);
+      // the policy pack judges the stop and the start as manifest edits: each after its node's backup, flags agreeing
+      const policyConfig = path.join(stack.dir, "policy-rewrite.json");
+      fs.writeFileSync(policyConfig, JSON.stringify({ "calico-pool-in-new-pod-range": { podCidr: "10.48.0.0/16" } }));
+      const policy = await engine(["preview", "--policy-pack", path.join(REPO_ROOT, "policy"), "--policy-pack-config", policyConfig]);
+      assert.equal(policy.exitCode, 0, `${policy.stdout}\n${policy.stderr}`);
     } finally {
       await stack.pulumiOk(["config", "rm", "--path", "services.strategy"]);
     }

@@ -120,6 +120,9 @@ describe("policy rules (pure)", () => {
     assert.equal(editsManifest(command("w", { script: script("write-manifest") })), true);
     assert.equal(editsManifest(command("r", { script: script("read-file"), triggers: ["run", KCM_PATH] })), false);
     assert.equal(editsManifest(command("b", { script: script("backup-control-plane"), triggers: ["run"] })), false);
+    // the etcd rewrite's stop and start move and write manifests: each must wait for a backup too
+    assert.equal(editsManifest(command("s", { script: script("stop-static-pods"), triggers: ["run"] })), true);
+    assert.equal(editsManifest(command("t", { script: script("start-held-manifest"), triggers: ["run", KCM_PATH, KCM_FLAGS] })), true);
     // Not known yet, but its triggers name a manifest: judged as an edit.
     assert.equal(editsManifest(command("u", { script: UNKNOWN_VALUE, triggers: ["run", KCM_PATH, KCM_FLAGS] })), true);
     assert.equal(editsManifest(command("k", { script: UNKNOWN_VALUE, triggers: ["run", "10.112.0.10"] })), false);
