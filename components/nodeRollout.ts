@@ -146,13 +146,14 @@ export class NodeRollout extends pulumi.ComponentResource {
       }, { parent: this, dependsOn });
     const bridged = bridge ? bridge.map((n) => checked.targets.get(n.name)).filter((t): t is NodeTarget => t !== undefined) : [];
 
-    // Every node of wave N+1 waits for the rejoin of every node of wave N.
+    // Every node of wave N+1 waits for the end of every node of wave N.
     let previous: pulumi.Input<pulumi.Input<pulumi.Resource>[]> | pulumi.Input<pulumi.Resource> | undefined = bridge
       ? bridged.map((node) => bridgeRoutes("bridge-routes-before", node, opts?.dependsOn, "unrolled"))
       : opts?.dependsOn;
     let last: pulumi.Resource[] = [];
     for (const wave of this.waves) {
-      const rejoins = wave.nodes.flatMap((move) => {
+      // what the next wave waits for: each node's rejoin (and, with the flannel routes, its routes)
+      const waveDone = wave.nodes.flatMap((move) => {
         const strategy = args.rollout.strategy === "etcd-rewrite"
           ? "etcd-rewrite"
           : args.rollout.strategy === "kubeadm-rejoin" && move.role === "worker" ? "kubeadm-rejoin" : "reregister";
@@ -165,8 +166,8 @@ export class NodeRollout extends pulumi.ComponentResource {
         steps.bridgeRoutes = bridgeRoutes("bridge-routes", checked.targets.get(move.name)!, [steps.kubeletStart!], "rolled");
         return [steps.rejoin, steps.bridgeRoutes];
       });
-      previous = rejoins;
-      last = rejoins;
+      previous = waveDone;
+      last = waveDone;
     }
     if (bridge) last = bridged.map((node) => bridgeRoutes("bridge-routes-remove", node, last, "remove"));
     // with no node to move, the rollout is done when what it waited for is
