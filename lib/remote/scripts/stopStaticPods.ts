@@ -8,6 +8,10 @@
  *   startHeldManifest later writes each back with its new flags, never the held one as it is.
  * Idempotent: a manifest already held is not moved again; a re-run only waits. Fails closed: a component still
  * running after the timeout fails the step (the rewrite would refuse anyway), and its manifest stays held.
+ * The kubelet ends a static pod whose manifest is gone with SIGTERM, then SIGKILL at the end of its grace period
+ * (30 s by default, which on the node lab was most of the API's outage). A component still running
+ * `killAfterSeconds` after the move gets that SIGKILL now: the apiserver is leaving anyway, and etcd sees a
+ * client go, never half a write. Only on the real root: a test's stand-in /proc names no real process.
  * Processes are found through `<root>/proc/<pid>/cmdline`, so tests can stand in fake processes.
  */
 import { SandboxRoot, buildScript, hostPath, sh } from "../remoteScript";
@@ -20,6 +24,8 @@ export interface StopStaticPodsInput extends SandboxRoot {
   heldDir: string;
   manifestsDir?: string;
   timeoutSeconds?: number;
+  /** Seconds after the move before a still-running component is killed (default 5). */
+  killAfterSeconds?: number;
 }
 
 export function stopStaticPods(input: StopStaticPodsInput): string {
@@ -31,6 +37,7 @@ export function stopStaticPods(input: StopStaticPodsInput): string {
     throw new Error(`components must list some of ${COMPONENTS.join(", ")}; got ${JSON.stringify(input.components)}`);
   }
   const timeout = positiveInteger(input.timeoutSeconds ?? 120, "timeoutSeconds");
+  const killAfter = positiveInteger(input.killAfterSeconds ?? 5, "killAfterSeconds");
 
   return buildScript({ name: "stop-static-pods", root: input.root }, [
     sha256Of,
@@ -40,16 +47,20 @@ export function stopStaticPods(input: StopStaticPodsInput): string {
       readonly PROC=${hostPath("/proc")}
       readonly COMPONENTS=(${[...input.components]})
       readonly TIMEOUT=${timeout}
+      readonly KILL_AFTER=${killAfter}
 
-      running() {
-        local cmdline
+      # pids_of NAME: the processes whose argv[0] is NAME
+      pids_of() {
+        local cmdline pid
         local -a argv
         for cmdline in "$PROC"/[0-9]*/cmdline; do
           mapfile -d '' -t argv < "$cmdline" 2> /dev/null || continue
-          [ "\${#argv[@]}" -gt 0 ] && [ "\${argv[0]##*/}" = "$1" ] && return 0
+          pid=\${cmdline%/cmdline}
+          [ "\${#argv[@]}" -gt 0 ] && [ "\${argv[0]##*/}" = "$1" ] && printf '%s\n' "\${pid##*/}"
         done
-        return 1
+        return 0
       }
+      running() { [ -n "$(pids_of "$1")" ]; }
 
       mkdir -p -- "$HELD"
       chmod 700 -- "$HELD"
@@ -70,8 +81,13 @@ export function stopStaticPods(input: StopStaticPodsInput): string {
       done
 
       deadline=$((SECONDS + TIMEOUT))
+      kill_at=$((SECONDS + KILL_AFTER))
       for component in "\${COMPONENTS[@]}"; do
         while running "$component"; do
+          if [ "$SECONDS" -ge "$kill_at" ] && [ "$PROC" = /proc ]; then
+            note "$component still runs \${KILL_AFTER}s after its manifest moved; sending the SIGKILL its grace period would end with"
+            pids_of "$component" | xargs -r kill -KILL 2> /dev/null || true
+          fi
           [ "$SECONDS" -lt "$deadline" ] || die "$component still runs \${TIMEOUT}s after its manifest was moved out; check the kubelet (journalctl -u kubelet). Its manifest stays in $HELD; to give up, move it back to $MANIFESTS"
           sleep 1
         done
