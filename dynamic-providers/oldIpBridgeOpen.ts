@@ -1,6 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { kubeRest } from "../lib/serviceMove/kubeRest";
 import { BridgeTarget, openOldIpBridges } from "../lib/serviceMove/oldIpBridge";
+import { parseServiceRefKey } from "../lib/serviceMove/serviceRef";
 import { kubeConfigFrom, requiredStrings, throwIfFailed, TypedProvider, Wire, withSecretOutputs } from "./wire";
 
 /**
@@ -35,16 +36,13 @@ interface OpenOutputs extends Omit<OpenInputs, "kubeconfig"> {
 }
 
 function targetsOf(services: Record<string, string>): BridgeTarget[] {
-  return Object.entries(services).map(([key, oldIp]) => {
-    const [namespace, name] = key.split("/");
-    return { namespace, name, oldIp };
-  });
+  return Object.entries(services).map(([key, oldIp]) => ({ ...parseServiceRefKey(key)!, oldIp }));
 }
 
 function asInputs(news: Wire<OpenInputs>): OpenInputs {
   throwIfFailed(requiredStrings(news, ["kubeconfig", "trigger"]));
   const services = (news.services ?? {}) as Record<string, unknown>;
-  const bad = Object.entries(services).filter(([key, ip]) => key.split("/").length !== 2 || typeof ip !== "string");
+  const bad = Object.entries(services).filter(([key, ip]) => !parseServiceRefKey(key) || typeof ip !== "string");
   if (bad.length > 0) throwIfFailed([{ property: "services", reason: `services must map "namespace/name" to an IP; got ${bad.map(([k]) => k).join(", ")}` }]);
   return { kubeconfig: news.kubeconfig as string, services: services as Record<string, string>, trigger: news.trigger as string, version: (news.version as string | undefined) ?? OLD_IP_BRIDGE_OPEN_VERSION };
 }

@@ -17,6 +17,7 @@ import { buildPlan } from "../../lib/plan/plan";
 import { Plan } from "../../lib/plan/planModel";
 import { KubeObject, KubeRest, kubeRest, paths } from "../../lib/serviceMove/kubeRest";
 import { BRIDGE_ANNOTATION, openOldIpBridges, removeOldIpBridges } from "../../lib/serviceMove/oldIpBridge";
+import { parseServiceRefKey } from "../../lib/serviceMove/serviceRef";
 import { APISERVER_FEATURE_GATES, serviceMoveConfig, servesServiceCidrs } from "../support/serviceRangePhase";
 import { SeededShapes, seedServiceShapes } from "../support/serviceShapes";
 import { childOrTests, RUN_ENV, runFaultChild } from "../support/faultChild";
@@ -106,10 +107,7 @@ describe(`etcd rewrite strategy (real etcd, apiserver and KCM; stored as ${stora
     plan = buildPlan(config, await discoverInventory(c.kubeConfig()));
     targets = rewriteTargetsFromPlan(plan);
     // the graph's bridges, opened through the API before the stop (bridgeOldIps off: DNS and kubernetes only)
-    bridged = await openOldIpBridges(rest, Object.entries(bridgeTargets(targets, ["kube-system/kube-dns", "default/kubernetes"])).map(([key, oldIp]) => {
-      const [namespace, name] = key.split("/");
-      return { namespace, name, oldIp };
-    }));
+    bridged = await openOldIpBridges(rest, Object.entries(bridgeTargets(targets, ["kube-system/kube-dns", "default/kubernetes"])).map(([key, oldIp]) => ({ ...parseServiceRefKey(key)!, oldIp })));
     servicesBefore = keyed(await rest.list("/api/v1/services"));
     // the snapshot the graph takes first, and what the rewrite's keys held then
     const snapshot = await etcdSnapshotProvider.create!({ endpoints: [c.etcd.endpoint], directory: path.dirname(journalPath), trigger: "t", version: "1", keepOnDelete: true, etcdctl: snapshotTool() });
