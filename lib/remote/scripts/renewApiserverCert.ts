@@ -30,7 +30,7 @@ import { KubeadmCertConfigInput, kubeadmCertConfig } from "../../controlPlane/ku
 import { SandboxRoot, buildScript, hostPath, sh } from "../remoteScript";
 import { matching, nodePath, notInside, positiveInteger } from "./inputs";
 import { embedScript } from "./embedScript";
-import { backupOnce, replaceFile } from "./shellFunctions";
+import { backupOnce, pidsOf, replaceFile } from "./shellFunctions";
 import { WaitComponentHealthyInput, waitComponentHealthy } from "./waitComponentHealthy";
 
 export interface RenewApiserverCertInput extends SandboxRoot {
@@ -75,6 +75,7 @@ export function renewApiserverCert(input: RenewApiserverCertInput): string {
 
   return buildScript({ name: "renew-apiserver-cert", root: input.root }, [
     backupOnce,
+    pidsOf,
     replaceFile,
     sh`
       export LC_ALL=C
@@ -104,15 +105,7 @@ export function renewApiserverCert(input: RenewApiserverCertInput): string {
           | { openssl x509 -noout -ext subjectAltName 2> /dev/null || true; } \
           | sed -n '2,$p' | tr ',' '\n' | sed -e 's/^[[:space:]]*//' -e '/^$/d' | sort -u
       }
-      apiserver_running() {
-        local cmdline
-        local -a argv
-        for cmdline in "$PROC"/[0-9]*/cmdline; do
-          mapfile -d '' -t argv < "$cmdline" 2> /dev/null || continue
-          [ "\${#argv[@]}" -gt 0 ] && [ "\${argv[0]##*/}" = kube-apiserver ] && return 0
-        done
-        return 1
-      }
+      apiserver_running() { [ -n "$(pids_of kube-apiserver)" ]; }
       # Filters stdin, dropping the SANs the caller allowed to go (grep -f with no pattern would drop everything).
       without_dropped() {
         if [ "\${#DROPPED_SANS[@]}" -eq 0 ]; then cat; else grep -vxF -f <(printf '%s\n' "\${DROPPED_SANS[@]}") || true; fi

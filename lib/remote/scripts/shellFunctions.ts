@@ -5,6 +5,8 @@
  * - `backup_once SRC DEST` copies SRC (file or directory, with owner, mode and times) to DEST unless DEST exists.
  *   The first backup is the pre-migration state, so a re-run must never overwrite it with an already-edited file.
  *   The copy lands under a temporary name and is renamed, so DEST is never a half-written copy.
+ * - `pids_of NAME` prints the pid of every process whose argv[0] is NAME, one per line, read from `$PROC/<pid>/cmdline`
+ *   (the caller sets PROC: the node's /proc, or a test's stand-in).
  * - `replace_file SRC TARGET [REFERENCE]` puts SRC's content at TARGET through a hidden temp file in TARGET's
  *   directory and a rename, with REFERENCE's owner and mode (default: TARGET's, or SRC's when TARGET is new). The kubelet ignores dot-files in the
  *   static-pod directory, and the rename is atomic, so it never starts a pod from a half-written manifest.
@@ -39,5 +41,18 @@ export const replaceFile: ShellCode = sh`
     chown --reference="$reference" -- "$tmp"
     chmod --reference="$reference" -- "$tmp"
     mv -f -- "$tmp" "$target"
+  }
+`;
+
+export const pidsOf: ShellCode = sh`
+  pids_of() {
+    local cmdline pid
+    local -a argv
+    for cmdline in "$PROC"/[0-9]*/cmdline; do
+      mapfile -d '' -t argv < "$cmdline" 2> /dev/null || continue
+      pid=\${cmdline%/cmdline}
+      [ "\${#argv[@]}" -gt 0 ] && [ "\${argv[0]##*/}" = "$1" ] && printf '%s\n' "\${pid##*/}"
+    done
+    return 0
   }
 `;

@@ -16,7 +16,7 @@
  */
 import { SandboxRoot, buildScript, hostPath, sh } from "../remoteScript";
 import { nodePath, notInside, positiveInteger } from "./inputs";
-import { sha256Of } from "./shellFunctions";
+import { pidsOf, sha256Of } from "./shellFunctions";
 import { COMPONENTS, ControlPlaneComponent } from "./waitComponentHealthy";
 
 export interface StopStaticPodsInput extends SandboxRoot {
@@ -41,6 +41,7 @@ export function stopStaticPods(input: StopStaticPodsInput): string {
 
   return buildScript({ name: "stop-static-pods", root: input.root }, [
     sha256Of,
+    pidsOf,
     sh`
       readonly MANIFESTS=${hostPath(manifestsDir)}
       readonly HELD=${hostPath(heldDir)}
@@ -49,17 +50,6 @@ export function stopStaticPods(input: StopStaticPodsInput): string {
       readonly TIMEOUT=${timeout}
       readonly KILL_AFTER=${killAfter}
 
-      # pids_of NAME: the processes whose argv[0] is NAME
-      pids_of() {
-        local cmdline pid
-        local -a argv
-        for cmdline in "$PROC"/[0-9]*/cmdline; do
-          mapfile -d '' -t argv < "$cmdline" 2> /dev/null || continue
-          pid=\${cmdline%/cmdline}
-          [ "\${#argv[@]}" -gt 0 ] && [ "\${argv[0]##*/}" = "$1" ] && printf '%s\n' "\${pid##*/}"
-        done
-        return 0
-      }
       running() { [ -n "$(pids_of "$1")" ]; }
 
       mkdir -p -- "$HELD"
