@@ -1,18 +1,11 @@
-import {
-  cidrContains,
-  cidrSize,
-  cidrsOverlap,
-  familyOf,
-  isIpAddress,
-  parseCidr,
-} from "../net/cidr";
-import { subnetCount } from "../net/nodeSubnets";
 import { ConfigError } from "./errors";
 import { Inventory } from "../plan/inventory";
 import { Cni, DEFAULT_SERVICE_PARALLELISM, MigrationConfig, NodeRole, NodeTarget, RolloutStrategy, ServiceStrategy } from "./migrationConfig";
 import { hostProblem, nodeNameProblem, PREFLIGHT_CHECK, userNameProblem } from "./nodeIdentity";
 import { closest } from "fastest-levenshtein";
 import { ConfigSource, Reader, isEncrypted, setCommand, show } from "./configReader";
+import { readFamilyRanges } from "./familyRanges";
+import { checkFamilyRanges } from "./rangeChecks";
 
 
 /**
@@ -25,11 +18,6 @@ export interface ValidationContext {
   /** Known once discovery ran: enables the capacity and node-address checks against the live cluster. */
   inventory?: Inventory;
 }
-
-/** Kubernetes refuses Service ranges with more than 20 host bits (/12 for IPv4, /108 for IPv6). */
-const MAX_SERVICE_HOST_BITS = 20;
-/** kube-controller-manager refuses a node mask more than 16 bits longer than the cluster CIDR. */
-const MAX_NODE_MASK_DELTA = 16;
 
 const SCHEMA: Record<string, readonly string[] | null> = {
   serviceCidr: ["from", "to"],
@@ -60,14 +48,7 @@ export function validateConfig(source: ConfigSource, context: ValidationContext 
     }
   }
 
-  const svc = r.object("serviceCidr") ?? {};
-  const pod = r.object("podCidr") ?? {};
-  const serviceFrom = r.cidr("serviceCidr.from", svc.from, "10.96.0.0/12");
-  const serviceTo = r.cidr("serviceCidr.to", svc.to, "10.112.0.0/12");
-  const podFrom = r.cidr("podCidr.from", pod.from, "10.244.0.0/16");
-  const podTo = r.cidr("podCidr.to", pod.to, "10.48.0.0/16");
-  const nodeMaskSize = r.integer("podCidr.nodeMaskSize", pod.nodeMaskSize, { min: 1, max: 128, fallback: 0 });
-  if (pod.nodeMaskSize === undefined) r.fail("podCidr.nodeMaskSize", `is required; set it with: ${setCommand("podCidr.nodeMaskSize", "24")}`);
+  const families = readFamilyRanges(r, r.object("serviceCidr") ?? {}, r.object("podCidr") ?? {});
 
   const cni = r.oneOf("cni", r.raw("cni"), CNIS, "auto");
   const kubeconfig = readKubeconfig(r);
@@ -100,19 +81,17 @@ export function validateConfig(source: ConfigSource, context: ValidationContext 
     trigger: r.string("snapshot.trigger", snapshotRaw.trigger, { required: false, example: "2026-12-01" }) ?? "initial",
   };
 
-  if (podTo) checkNodeMask(r, podTo, nodeMaskSize);
-  if (serviceFrom && serviceTo && podFrom && podTo) {
-    checkRanges(r, { serviceFrom, serviceTo, podFrom, podTo });
-    checkNodeAddresses(r, [serviceFrom, serviceTo, podFrom, podTo], nodes, context.inventory);
-    checkCapacity(r, { serviceFrom, serviceTo, podTo, nodeMaskSize }, nodes, context.inventory);
+  for (const family of families ?? []) checkFamilyRanges(r, family, families!.length > 1, nodes, context.inventory);
+  if (families && families.length > 1 && r.problems.length === 0) {
+    r.fail("serviceCidr", `the ${families.map((f) => f.family).join(" + ")} pairs are valid, but this version moves one address family: moving or adding a second family is not built yet (issue 17), so a dual-stack run is refused before any change`);
   }
   checkRollout(r, nodeRollout, nodes);
   checkStrategies(r, services.strategy, nodeRollout.strategy);
 
   if (r.problems.length > 0) throw new ConfigError(r.problems);
   return {
-    serviceCidr: { from: serviceFrom!, to: serviceTo! },
-    podCidr: { from: podFrom!, to: podTo!, nodeMaskSize },
+    serviceCidr: { from: families![0].service.from!, to: families![0].service.to },
+    podCidr: { from: families![0].pod.from!, to: families![0].pod.to, nodeMaskSize: families![0].pod.nodeMaskSize },
     cni,
     kubeconfig,
     etcd,
@@ -219,100 +198,6 @@ function readDns(r: Reader): MigrationConfig["dns"] {
     return { namespace: "kube-system", name: "kube-dns" };
   }
   return { namespace: parts[0], name: parts[1] };
-}
-
-interface Ranges {
-  serviceFrom: string;
-  serviceTo: string;
-  podFrom: string;
-  podTo: string;
-}
-
-function checkRanges(r: Reader, x: Ranges): void {
-  const families = new Set([x.serviceFrom, x.serviceTo, x.podFrom, x.podTo].map(familyOf));
-  if (families.size > 1) {
-    r.fail("serviceCidr", `mixed address families (${[x.serviceFrom, x.serviceTo, x.podFrom, x.podTo].join(", ")}); use one family for all four ranges (dual-stack is not supported yet)`);
-    return;
-  }
-  for (const [name, from, to] of [["serviceCidr", x.serviceFrom, x.serviceTo], ["podCidr", x.podFrom, x.podTo]] as const) {
-    if (from === to) {
-      r.fail(`${name}.to`, `${show(to)} equals ${name}.from; nothing to migrate — set the new range`);
-    } else if (cidrsOverlap(from, to) && !cidrContains(to, from)) {
-      r.fail(`${name}.to`, `${show(to)} partly overlaps ${name}.from ${from}; the new range must be disjoint from the old one (a move) or contain it (an expansion)`);
-    }
-  }
-  const service = { "serviceCidr.from": x.serviceFrom, "serviceCidr.to": x.serviceTo };
-  const pod = { "podCidr.from": x.podFrom, "podCidr.to": x.podTo };
-  for (const [sk, sv] of Object.entries(service)) {
-    for (const [pk, pv] of Object.entries(pod)) {
-      if (cidrsOverlap(sv, pv)) r.fail(sk, `${show(sv)} overlaps ${pk} ${pv}; Service and Pod ranges must not overlap`);
-    }
-  }
-  const bits = parseCidr(x.serviceTo).bits;
-  const hostBits = bits - parseCidr(x.serviceTo).prefix;
-  if (hostBits > MAX_SERVICE_HOST_BITS) {
-    r.fail("serviceCidr.to", `${show(x.serviceTo)} is larger than Kubernetes accepts for a Service range (at most /${bits - MAX_SERVICE_HOST_BITS}); choose a longer prefix`);
-  }
-}
-
-function checkNodeMask(r: Reader, podTo: string, nodeMaskSize: number): void {
-  const { prefix, bits } = parseCidr(podTo);
-  if (nodeMaskSize === 0) return;
-  if (nodeMaskSize <= prefix) {
-    r.fail("podCidr.nodeMaskSize", `${nodeMaskSize} must be longer than the pod prefix /${prefix} of ${podTo}`);
-  } else if (nodeMaskSize - prefix > MAX_NODE_MASK_DELTA) {
-    r.fail("podCidr.nodeMaskSize", `${nodeMaskSize} is more than ${MAX_NODE_MASK_DELTA} bits longer than /${prefix} (${podTo}); kube-controller-manager refuses it — use at most /${prefix + MAX_NODE_MASK_DELTA}`);
-  } else if (nodeMaskSize > bits) {
-    r.fail("podCidr.nodeMaskSize", `${nodeMaskSize} is longer than a ${bits}-bit address`);
-  }
-}
-
-function checkNodeAddresses(r: Reader, ranges: string[], nodes: NodeTarget[], inventory?: Inventory): void {
-  const labels = ["serviceCidr.from", "serviceCidr.to", "podCidr.from", "podCidr.to"];
-  const addresses: Array<{ ip: string; what: string }> = [];
-  nodes.forEach((n, i) => {
-    if (isIpAddress(n.host)) addresses.push({ ip: n.host, what: `nodes[${i}].host (${n.name})` });
-  });
-  for (const node of inventory?.nodes ?? []) {
-    for (const ip of node.internalIPs) addresses.push({ ip, what: `Node ${node.name} InternalIP` });
-  }
-  ranges.forEach((range, i) => {
-    const inside = addresses.filter(({ ip }) => familyOf(ip) === familyOf(range) && cidrContains(range, ip));
-    if (inside.length === 0) return;
-    const listed = inside.slice(0, 3).map(({ ip, what }) => `${what} ${ip}`).join(", ");
-    const more = inside.length > 3 ? ` and ${inside.length - 3} more` : "";
-    r.fail(labels[i], `${show(range)} contains ${listed}${more}; Service and Pod ranges must not overlap node addresses`);
-  });
-}
-
-function checkCapacity(
-  r: Reader,
-  x: { serviceFrom: string; serviceTo: string; podTo: string; nodeMaskSize: number },
-  nodes: NodeTarget[],
-  inventory?: Inventory,
-): void {
-  if (x.nodeMaskSize > parseCidr(x.podTo).prefix && x.nodeMaskSize <= parseCidr(x.podTo).bits) {
-    const nodeCount = Math.max(nodes.length, inventory?.nodes.length ?? 0);
-    const capacity = subnetCount(x.podTo, x.nodeMaskSize);
-    if (BigInt(nodeCount) > capacity) {
-      r.fail("podCidr.to", `${show(x.podTo)} holds ${capacity} node subnets of /${x.nodeMaskSize} but the cluster has ${nodeCount} nodes; choose a larger range or a longer nodeMaskSize`);
-    }
-  }
-  // The network address, the kubernetes Service's first IP and (IPv4) the broadcast address are never handed out.
-  const reserved = familyOf(x.serviceTo) === "IPv4" ? 3n : 2n;
-  const size = cidrSize(x.serviceTo);
-  const usable = size > reserved ? size - reserved : 0n;
-  if (usable === 0n) {
-    const { prefix } = parseCidr(x.serviceTo);
-    r.fail("serviceCidr.to", `${show(x.serviceTo)} leaves no address for a Service: a /${prefix} holds ${size}, and the network address, the kubernetes Service's first IP${reserved === 3n ? " and the broadcast address" : ""} are reserved; choose a shorter prefix, e.g. /${Math.min(prefix, parseCidr(x.serviceTo).bits - 12)}`);
-  } else if (inventory) {
-    const moving = inventory.services.filter(
-      (s) => s.clusterIP && s.clusterIP !== "None" && isIpAddress(s.clusterIP) && cidrContains(x.serviceFrom, s.clusterIP) && !cidrContains(x.serviceTo, s.clusterIP),
-    ).length;
-    if (BigInt(moving) > usable) {
-      r.fail("serviceCidr.to", `${show(x.serviceTo)} has room for ${usable} Services but ${moving} must move into it; choose a larger range`);
-    }
-  }
 }
 
 /** nodeRollout.ignorePreflightErrors: a list of kubeadm preflight check names, or nothing. */

@@ -125,8 +125,10 @@ describe("lib/config validateConfig", () => {
     const config = validateConfig({ values: withValue("serviceCidr.to", "10.112.0.0/28") }, { inventory: inventoryWith(13, 1) });
     assert.equal(config.serviceCidr.to, "10.112.0.0/28");
   });
-  it("rejects mixed address families", () =>
-    rejects(withValue("serviceCidr.to", "fd00:10:97::/112"), "serviceCidr", [/mixed address families/, /fd00:10:97::\/112/]));
+  it("rejects a new range of another family: the primary family cannot change in place", () =>
+    rejects(withValue("serviceCidr.to", "fd00:10:97::/112"), "serviceCidr.to", [/lists IPv6 first but serviceCidr.from lists IPv4 first/, /primary family/]));
+  it("rejects Service and Pod ranges of different families", () =>
+    rejects(withValue("podCidr", { from: "fd00:10:244::/56", to: "fd00:10:48::/56", nodeMaskSize: 64 }), "podCidr.to", [/IPv6 only but serviceCidr.to is IPv4 only/]));
   it("rejects an unknown top-level key and suggests the nearest", () => {
     const values = baseValues();
     values.serviceCIDR = values.serviceCidr;
@@ -226,5 +228,52 @@ describe("lib/config validateConfig", () => {
     values.cni = "weave";
     const keys = problemsOf(values).map((p) => p.key).sort();
     assert.deepEqual(keys, ["cidr-migration:cni", "cidr-migration:podCidr.nodeMaskSize", "cidr-migration:serviceCidr.to"]);
+  });
+});
+
+describe("lib/config validateConfig: dual-stack pairs (issue 17)", () => {
+  const V6 = { serviceFrom: "fd00:10:96::/112", serviceTo: "fd00:10:112::/112", podFrom: "fd00:10:244::/56", podTo: "fd00:10:48::/56" };
+  /** A valid dual-stack config: IPv4 primary, both families moving. */
+  function dual(): Record<string, unknown> {
+    const values = baseValues();
+    values.serviceCidr = { from: ["10.96.0.0/12", V6.serviceFrom], to: ["10.112.0.0/12", V6.serviceTo] };
+    values.podCidr = { from: ["10.244.0.0/16", V6.podFrom], to: ["10.48.0.0/16", V6.podTo], nodeMaskSize: { ipv4: 24, ipv6: 64 } };
+    return values;
+  }
+  const set = (values: Record<string, unknown>, key: "serviceCidr" | "podCidr", field: string, value: unknown) => {
+    (values[key] as Record<string, unknown>)[field] = value;
+    return values;
+  };
+
+  it("a valid pair is refused before any change, naming both families, until the moves are built", () =>
+    rejects(dual(), "serviceCidr", [/IPv4 \+ IPv6 pairs are valid/, /not built yet/, /before any change/]));
+  it("rejects two ranges of one family, naming the family", () =>
+    rejects(set(dual(), "serviceCidr", "to", ["10.112.0.0/12", "10.128.0.0/12"]), "serviceCidr.to", [/two IPv4 ranges/, /one IPv4 and one IPv6/]));
+  it("rejects pairs whose families do not line up", () =>
+    rejects(set(dual(), "podCidr", "to", [V6.podTo, "10.48.0.0/16"]), "podCidr.to", [/lists IPv6 first but podCidr.from lists IPv4 first/]));
+  it("rejects dual-stack → single-stack with the reason", () =>
+    rejects(set(dual(), "serviceCidr", "to", "10.112.0.0/12"), "serviceCidr.to", [/IPv4 only but serviceCidr.from is dual-stack \(IPv4, IPv6\)/, /cannot drop a family in place/]));
+  it("rejects a mask too long for one family only, naming that family's key", () =>
+    rejects(set(dual(), "podCidr", "nodeMaskSize", { ipv4: 24, ipv6: 120 }), "podCidr.nodeMaskSize.ipv6", [/^\(IPv6\) 120 is more than 16 bits longer than \/56/]));
+  it("rejects one mask for two families", () =>
+    rejects(set(dual(), "podCidr", "nodeMaskSize", 24), "podCidr.nodeMaskSize", [/one mask for two families/, /ipv6: 64/]));
+  it("rejects a missing family mask", () =>
+    rejects(set(dual(), "podCidr", "nodeMaskSize", { ipv4: 24 }), "podCidr.nodeMaskSize.ipv6", [/required for the IPv6 pod range/]));
+  it("checks each family's ranges, naming the family and its key", () => {
+    rejects(set(dual(), "serviceCidr", "to", ["10.112.0.0/12", "fd00:10:112::/96"]), "serviceCidr.to[1]", [/^\(IPv6\) /, /larger than Kubernetes accepts/, /\/108/]);
+    rejects(set(dual(), "serviceCidr", "to", ["10.112.0.0/12", "fd00:10:48::/112"]), "serviceCidr.to[1]", [/^\(IPv6\) /, /overlaps podCidr.to\[1\] fd00:10:48::\/56/]);
+    rejects(set(dual(), "podCidr", "to", ["10.48.0.0/16", "fd00:10:244::/56"]), "podCidr.to[1]", [/^\(IPv6\) /, /equals podCidr.from; nothing to migrate/]);
+  });
+  it("adding a family keeps the first family's range: valid, and refused until built", () => {
+    const values = baseValues();
+    values.serviceCidr = { from: "10.96.0.0/12", to: ["10.96.0.0/12", V6.serviceTo] };
+    values.podCidr = { from: "10.244.0.0/16", to: ["10.244.0.0/16", V6.podTo], nodeMaskSize: { ipv4: 24, ipv6: 64 } };
+    rejects(values, "serviceCidr", [/IPv4 \+ IPv6 pairs are valid/]);
+    (values.serviceCidr as Record<string, unknown>).to = ["10.112.0.0/12", V6.serviceTo];
+    rejects(values, "serviceCidr.to[0]", [/adds the IPv6 family keeps the IPv4 range as it is/, /set serviceCidr.to\[0\] to 10.96.0.0\/12/]);
+  });
+  it("a single range may still be written as a list of one", () => {
+    const config = validateConfig({ values: withValue("serviceCidr.to", ["10.112.0.0/12"]) } as ConfigSource);
+    assert.equal(config.serviceCidr.to, "10.112.0.0/12");
   });
 });
