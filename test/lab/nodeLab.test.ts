@@ -76,7 +76,8 @@ function trafficOf(m: LabMigration) {
   for (const o of m.records.filter((r) => r.kind === "outage" && r.probe !== "oldip")) {
     const from = o.from as number; // ms since the epoch, as the events' stamps
     const running = steps.filter((st) => st.start <= from + 1000 && st.end >= from - 1000).map((st) => st.name);
-    console.log(`      outage ${o.probe} ${o.target} ${(((o.to as number) - from) / 1000).toFixed(1)} s, ${o.failures} failed, during ${running.join(", ") || "no step"}`);
+    const firstError = m.records.find((f) => f.kind === "failure" && f.seenFrom === o.seenFrom && f.probe === o.probe && f.target === o.target && (f.t as number) >= from)?.error;
+    console.log(`      outage ${o.probe} ${o.target} seen from ${o.seenFrom} ${(((o.to as number) - from) / 1000).toFixed(1)} s, ${o.failures} failed (${firstError}), during ${running.join(", ") || "no step"}`);
   }
   return { phases, pods, traffic };
 }

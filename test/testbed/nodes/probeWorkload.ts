@@ -128,16 +128,21 @@ export function stopProber(kubeconfig: string): void {
   }
 }
 
-/** Every record the prober pods wrote, each file's lines parsed. */
+/**
+ * Every record the prober pods wrote, each file's lines parsed, and each tagged with the node its pod ran on (from the
+ * file's "start" record), so an outage says which node saw it.
+ */
 export function readProberRecords(): Array<Record<string, unknown>> {
   const dir = proberDir();
-  return fs.readdirSync(dir).filter((f) => f.endsWith(".jsonl")).flatMap((f) =>
-    fs.readFileSync(path.join(dir, f), "utf8").split("\n").filter((l) => l.trim().startsWith("{")).flatMap((l) => {
+  return fs.readdirSync(dir).filter((f) => f.endsWith(".jsonl")).flatMap((f) => {
+    const records = fs.readFileSync(path.join(dir, f), "utf8").split("\n").filter((l) => l.trim().startsWith("{")).flatMap((l) => {
       try {
         return [JSON.parse(l) as Record<string, unknown>];
       } catch {
         return []; // a line cut short when its pod was killed
       }
-    }),
-  );
+    });
+    const seenFrom = records.find((r) => r.kind === "start")?.node;
+    return records.map((r) => ({ ...r, seenFrom }));
+  });
 }
