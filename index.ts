@@ -118,6 +118,7 @@ export = async () => {
       parallelism: config.services.parallelism,
       allowLoadBalancerRecreate: config.services.allowLoadBalancerRecreate,
       bridgeOldIps: config.services.bridgeOldIps,
+      routeNewIpsFirst: config.services.routeNewIpsFirst,
       serviceWatchersBefore: preflight.serviceWatchers,
       serviceCidr: config.serviceCidr.to,
     }, o));

@@ -63,6 +63,10 @@ export interface ServiceRecreationArgs {
   allowLoadBalancerRecreate?: pulumi.Input<boolean>;
   /** Keep each moved Service at its old ClusterIP too, as an externalIP (config services.bridgeOldIps). Left out when false. */
   bridgeOldIps?: pulumi.Input<boolean>;
+  /** Route each planned ClusterIP to its Service's endpoints first, as an externalIP (config services.routeNewIpsFirst). Left out when false. */
+  routeNewIpsFirst?: pulumi.Input<boolean>;
+  /** Seconds kube-proxy gets to program the addresses routed first, before the first swap. Default 10. */
+  routeAheadSettleSeconds?: pulumi.Input<number>;
   /** The apiserver's Service watches before the control plane restarted (preflight's count): the moves wait for them. */
   serviceWatchersBefore?: pulumi.Input<number | undefined>;
   /** The new Service range: Services already inside it are left alone, and every toIP must lie in it. */
@@ -91,6 +95,8 @@ interface RecreationInputs {
   parallelism: number;
   allowLoadBalancerRecreate: boolean;
   bridgeOldIps?: boolean;
+  routeNewIpsFirst?: boolean;
+  routeAheadSettleSeconds?: number;
   serviceWatchersBefore?: number;
   serviceCidr?: string;
   journalNamespace: string;
@@ -142,8 +148,12 @@ function checkInputs(news: Inputs): { inputs: Inputs; failures: pulumi.dynamic.C
   if (!containsUnknown(timeout) && (typeof timeout !== "number" || !(timeout > 0))) {
     fail("deleteTimeoutSeconds", `deleteTimeoutSeconds must be a positive number of seconds; got ${JSON.stringify(timeout)}`);
   }
-  for (const key of ["allowLoadBalancerRecreate", "adoptJournals", "bridgeOldIps"] as const) {
-    if (key === "bridgeOldIps" && inputs[key] === undefined) continue;
+  const settle = inputs.routeAheadSettleSeconds;
+  if (settle !== undefined && !containsUnknown(settle) && (typeof settle !== "number" || !(settle >= 0))) {
+    fail("routeAheadSettleSeconds", `routeAheadSettleSeconds must be a number of seconds, 0 or more; got ${JSON.stringify(settle)}`);
+  }
+  for (const key of ["allowLoadBalancerRecreate", "adoptJournals", "bridgeOldIps", "routeNewIpsFirst"] as const) {
+    if ((key === "bridgeOldIps" || key === "routeNewIpsFirst") && inputs[key] === undefined) continue;
     if (!containsUnknown(inputs[key]) && typeof inputs[key] !== "boolean") fail(key, `${key} must be true or false; got ${JSON.stringify(inputs[key])}`);
   }
   const watchers = news.serviceWatchersBefore;
@@ -287,6 +297,8 @@ async function applyChecked(news: Inputs): Promise<ServiceRecreationOutputs> {
     parallelism: inputs.parallelism,
     allowLoadBalancerRecreate: inputs.allowLoadBalancerRecreate,
     bridgeOldIps: inputs.bridgeOldIps === true,
+    routeNewIpsFirst: inputs.routeNewIpsFirst === true,
+    ...(inputs.routeAheadSettleSeconds !== undefined ? { routeAheadSettleMs: inputs.routeAheadSettleSeconds * 1000 } : {}),
     serviceCidr: inputs.serviceCidr,
     journalNamespace: inputs.journalNamespace,
     adoptJournals: inputs.adoptJournals,
@@ -366,6 +378,8 @@ export class ServiceRecreation extends pulumi.dynamic.Resource {
         allowLoadBalancerRecreate: args.allowLoadBalancerRecreate ?? false,
         // only when asked for: a stack from before the bridge existed sees no change
         ...(args.bridgeOldIps ? { bridgeOldIps: args.bridgeOldIps } : {}),
+        ...(args.routeNewIpsFirst ? { routeNewIpsFirst: args.routeNewIpsFirst } : {}),
+        ...(args.routeAheadSettleSeconds !== undefined ? { routeAheadSettleSeconds: args.routeAheadSettleSeconds } : {}),
         ...(args.serviceWatchersBefore !== undefined ? { serviceWatchersBefore: args.serviceWatchersBefore } : {}),
         serviceCidr: args.serviceCidr,
         journalNamespace: args.journalNamespace ?? DEFAULT_JOURNAL_NAMESPACE,

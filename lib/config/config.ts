@@ -29,7 +29,7 @@ const SCHEMA: Record<string, readonly string[] | null> = {
   ssh: ["user", "privateKey"],
   dns: ["service"],
   nodeRollout: ["strategy", "maxUnavailable", "canary", "drainTimeoutSeconds", "ignorePreflightErrors", "dnsDisruptionBudget"],
-  services: ["strategy", "parallelism", "allowLoadBalancerRecreate", "bridgeOldIps"],
+  services: ["strategy", "parallelism", "allowLoadBalancerRecreate", "bridgeOldIps", "routeNewIpsFirst"],
   snapshot: ["directory", "trigger"],
 };
 const NODE_KEYS = ["name", "host", "port", "user", "role"];
@@ -74,6 +74,8 @@ export function validateConfig(source: ConfigSource, context: ValidationContext 
     allowLoadBalancerRecreate: r.boolean("services.allowLoadBalancerRecreate", servicesRaw.allowLoadBalancerRecreate, false),
     // the rewrite leaves every pod holding old addresses until it restarts: bridged unless the operator says no
     bridgeOldIps: r.boolean("services.bridgeOldIps", servicesRaw.bridgeOldIps, serviceStrategy === "etcd-rewrite"),
+    // the re-create strategy's swaps: kube-proxy forwards each new address before DNS hands it out
+    routeNewIpsFirst: r.boolean("services.routeNewIpsFirst", servicesRaw.routeNewIpsFirst, serviceStrategy === "recreate"),
   };
   const snapshotRaw = r.object("snapshot") ?? {};
   const snapshot = {

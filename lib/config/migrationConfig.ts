@@ -66,6 +66,11 @@ export interface MigrationConfig {
      * for clients that cached the address; removed at the end.
      */
     bridgeOldIps: boolean;
+    /**
+     * recreate: before the swaps, each moving Service also answers at its planned ClusterIP (an externalIP), so that
+     * kube-proxy forwards the new address before the re-created Service appears there and DNS hands it out.
+     */
+    routeNewIpsFirst: boolean;
   };
   snapshot: {
     /** Directory on the machine running `pulumi up` where the etcd snapshot is written. */

@@ -14,6 +14,8 @@ export interface ServiceInfo {
   loadBalancerIP?: string;
   /** The old ClusterIP this Service still answers at, as an externalIP, while a run's bridge lasts (services.bridgeOldIps). */
   bridgedOldIP?: string;
+  /** The planned ClusterIP this Service answers at first, as an externalIP, while a run's swaps last (services.routeNewIpsFirst). */
+  routedAheadIP?: string;
 }
 
 export interface NodeInfo {

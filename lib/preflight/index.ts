@@ -6,7 +6,7 @@ import { PreflightInput } from "./checkInput";
 import { checkClusterKind } from "./clusterKind";
 import { collectClusterObjects } from "./collect";
 import { kubernetesServiceIP } from "../net/cidr";
-import { bridgesOldIps, checkBridgeAdmission, probeBridgeAdmission } from "./bridgeAdmission";
+import { checkBridgeAdmission, givesExternalIps, probeBridgeAdmission } from "./bridgeAdmission";
 import { checkDrains } from "./drains";
 import { checkDnsReplicas } from "./dnsReplicas";
 import { checkEtcd } from "./etcd";
@@ -70,7 +70,7 @@ export async function runPreflight(opts: RunPreflightOptions): Promise<Preflight
       sampleRewriteKeys: opts.config.services.strategy === "etcd-rewrite",
     }),
     // any address of the old Service range will do: admission judges the field, not the address
-    bridgesOldIps(opts.config) ? probeBridgeAdmission(opts.kubeConfig, kubernetesServiceIP(opts.config.serviceCidr.from)) : undefined,
+    givesExternalIps(opts.config) ? probeBridgeAdmission(opts.kubeConfig, kubernetesServiceIP(opts.config.serviceCidr.from)) : undefined,
   ]);
   const collected = performance.now();
   const findings = preflightFindings({ config: opts.config, cluster, etcd, bridgeAdmission, allowSecretValues: opts.allowSecretValues === true });

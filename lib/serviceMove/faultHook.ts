@@ -9,6 +9,8 @@ export const FAULT_ENV = "CIDR_MIGRATION_FAULT";
 
 /** Every point where a move can be cut, in the order a move passes them. */
 export const FAULT_POINTS = [
+  // services.routeNewIpsFirst: the planned IP is an externalIP of the old Service, nothing journaled yet
+  "after-route-ahead",
   "before-journal",
   "after-journal",
   "after-detach-dependents",

@@ -46,6 +46,10 @@ export interface MoverOptions {
   serviceCidr?: string;
   /** Keep each moved Service answering at its old ClusterIP, as an externalIP, until the end (config services.bridgeOldIps). */
   bridgeOldIps?: boolean;
+  /** Route each planned ClusterIP to its Service's endpoints, as an externalIP, before the swaps (config services.routeNewIpsFirst). */
+  routeNewIpsFirst?: boolean;
+  /** How long kube-proxy gets to program the addresses routed first before the first swap (default 10 s). */
+  routeAheadSettleMs?: number;
   /** Namespace of the journal Secrets (default kube-system). */
   journalNamespace?: string;
   /** How long an old object may linger (finalizers) before the move gives up, keeping its journal (default DEFAULT_DELETE_TIMEOUT_SECONDS). */

@@ -28,6 +28,8 @@ export function withMoverDefaults(options: MoverOptions): ResolvedMoverOptions {
     parallelism: Math.max(1, Math.floor(options.parallelism)),
     allowLoadBalancerRecreate: options.allowLoadBalancerRecreate,
     bridgeOldIps: options.bridgeOldIps ?? false,
+    routeNewIpsFirst: options.routeNewIpsFirst ?? false,
+    routeAheadSettleMs: options.routeAheadSettleMs ?? 10_000,
     journalNamespace: options.journalNamespace ?? DEFAULT_JOURNAL_NAMESPACE,
     deleteTimeoutMs: options.deleteTimeoutMs ?? DEFAULT_DELETE_TIMEOUT_SECONDS * 1000,
     kubernetesServiceTimeoutMs: options.kubernetesServiceTimeoutMs ?? 60_000,

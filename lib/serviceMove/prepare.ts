@@ -7,6 +7,7 @@ import { retryOnConflict } from "./retryOnConflict";
 import { ServiceMoveRequest } from "./moveTypes";
 import { buildRecreateBody, RecreateBody, userMetadata } from "./recreateBody";
 import { withOldIpBridge } from "./oldIpBridge";
+import { withoutNewIpAhead } from "./newIpAhead";
 import { relinkDependents, restoreEndpoints } from "./finish";
 import { Context, Decision, journalWhere, moveError, retrying, uidOf } from "./moverContext";
 
@@ -44,7 +45,7 @@ export async function rollBack(ctx: Context, prepared: Prepared, reason: string)
   const where = journalWhere(ctx, request);
   let restored: KubeObject;
   try {
-    restored = (await createWhenFree(ctx, originalBody(entry.service), key, uidOf(entry.service), where)).created;
+    restored = (await createWhenFree(ctx, originalBody(withoutNewIpAhead(entry.service)), key, uidOf(entry.service), where)).created;
   } catch (err) {
     throw moveError(`Service ${key} was deleted, its re-create at ${entry.toIP} was refused (${reason}) and putting it back at ${entry.fromIP} failed too (${(err as Error).message.split("\n")[0]}); the original is kept in ${where}: fix the cause and run again, the re-run re-creates it`);
   }
@@ -75,7 +76,8 @@ export function preparedMove(ctx: Context, request: ServiceMoveRequest, entry: J
  * `vacate` move): nobody resolves through the old DNS IP by then, and the old DNS Service is what goes.
  */
 export function recreateBodyOf(ctx: Context, entry: JournalEntry): RecreateBody {
-  const recreate = buildRecreateBody(entry.service, entry.fromIP, entry.toIP);
+  // the address routed first was ours, for the swap only: the new Service holds it as its ClusterIP
+  const recreate = buildRecreateBody(withoutNewIpAhead(entry.service), entry.fromIP, entry.toIP);
   if (!ctx.options.bridgeOldIps || entry.vacate) return recreate;
   return { ...recreate, body: withOldIpBridge(recreate.body, entry.fromIP) };
 }

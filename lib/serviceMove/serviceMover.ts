@@ -18,6 +18,8 @@ import { inLanes } from "../concurrency/inLanes";
 import { Prepared, abandon, detachMove, journalEntryFor, preparedMove } from "./prepare";
 import { ensureStandIn } from "./standInMove";
 import { Swapped, swapMove, waitGone } from "./swap";
+import { removeNewIpsAhead, routeNewIpsAhead } from "./newIpAhead";
+import { sleep } from "../concurrency/sleep";
 
 /**
  * The Service mover: re-creates Services at their planned ClusterIPs and loses nothing on the way.
@@ -287,6 +289,36 @@ async function startRun(ctx: Context, moveSpec: ServiceMoveSpec, options: MoverO
   return { run, work: decisions.filter((d): d is Exclude<Decision, { kind: "skip" }> => d.kind !== "skip") };
 }
 
+/**
+ * Before phase 1 (config services.routeNewIpsFirst): every Service about to move also answers at its planned IP,
+ * as an externalIP, and kube-proxy gets `routeAheadSettleMs` to program those before the first swap (see
+ * newIpAhead.ts). Each decision then holds the Service as patched, which is what phase 1 journals. Not for the final
+ * DNS swap: its stand-in holds the final IP already.
+ */
+async function routeAhead(run: Run, work: Array<Exclude<Decision, { kind: "skip" }>>): Promise<void> {
+  const { ctx } = run;
+  const moves = work.filter((d): d is MoveDecision => d.kind === "move" && !d.request.vacate);
+  if (!ctx.options.routeNewIpsFirst || moves.length === 0) return;
+  try {
+    const routed = await routeNewIpsAhead(ctx.rest, moves.map((d) => ({ live: d.live, toIP: d.request.toIP })));
+    moves.forEach((d, i) => { d.live = routed[i]; });
+  } catch (err) {
+    await sweepAhead(ctx);
+    throw moveError(`${failureLine(err, ctx.rest.server, "routing the planned ClusterIPs first (services.routeNewIpsFirst)")}; no Service was deleted; run again once the above is fixed`);
+  }
+  for (const d of moves) faultPoint("after-route-ahead", serviceRefKey(d.request));
+  ctx.options.log?.(`${moves.length} planned ClusterIP(s) routed first; giving kube-proxy ${Math.round(ctx.options.routeAheadSettleMs / 100) / 10} s before the first swap`);
+  await sleep(ctx.options.routeAheadSettleMs);
+}
+
+/** What is still routed first after the run (moves that failed, were undone or never started) goes; a failure here only warns. */
+async function sweepAhead(ctx: Context): Promise<void> {
+  if (!ctx.options.routeNewIpsFirst) return;
+  await removeNewIpsAhead(ctx.rest).catch((err) => {
+    ctx.warnings.push(`${failureLine(err, ctx.rest.server, "removing the planned ClusterIPs routed first")}; Services still holding one carry the annotation cidr-migration.io/new-cluster-ip-ahead: the next run removes them, or remove that externalIP and the annotation yourself`);
+  });
+}
+
 export async function runServiceMoves(kc: KubeConfig, moveSpec: ServiceMoveSpec, options: MoverOptions): Promise<MoveReport> {
   const started0 = nowMs();
   const invalid = validateSpec(moveSpec, options);
@@ -301,12 +333,17 @@ export async function runServiceMoves(kc: KubeConfig, moveSpec: ServiceMoveSpec,
   };
   try {
     const { run, work } = await startRun(ctx, moveSpec, options);
+    await routeAhead(run, work);
     const journalStart = nowMs();
-    const prepared = await journalPhase(run, work);
+    const prepared = await journalPhase(run, work).catch(async (err) => {
+      await sweepAhead(ctx);
+      throw err;
+    });
     const swapStart = nowMs();
     const phase = await swapPhase(run, prepared);
     const finishStart = nowMs();
     const notStarted = await finishPhase(run, prepared, phase);
+    await sweepAhead(ctx);
     const { report, failures } = run;
     report.timings = {
       preflightMillis: round(journalStart - started0),

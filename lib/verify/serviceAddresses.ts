@@ -53,6 +53,17 @@ export function verifyServiceAddresses(input: VerifyInput): Finding[] {
     });
   }
 
+  for (const s of inventory.services.filter((x) => x.routedAheadIP)) {
+    findings.push({
+      code: "NEW_IP_FIRST_LEFT",
+      severity: "blocker",
+      object: `Service ${s.namespace}/${s.name}`,
+      path: "spec.externalIPs",
+      message: `still answers at ${s.routedAheadIP} as an externalIP, routed first for a move that has not happened (services.routeNewIpsFirst)`,
+      action: "run `pulumi up` again: the Service moves run removes what it routed first once its moves are done",
+    });
+  }
+
   const kubernetes = inventory.services.find((s) => s.namespace === "default" && s.name === "kubernetes");
   if (!kubernetes) {
     findings.push({

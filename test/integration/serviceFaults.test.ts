@@ -12,6 +12,7 @@ import { KubeConfig } from "@kubernetes/client-node";
 import { ServiceRecreation } from "../../dynamic-providers/serviceRecreation";
 import { runServiceMoves } from "../../lib/serviceMove/serviceMover";
 import { FaultPoint } from "../../lib/serviceMove/faultHook";
+import { AHEAD_ANNOTATION, removeNewIpsAhead } from "../../lib/serviceMove/newIpAhead";
 import { entriesFromSecret } from "../../lib/serviceMove/journal";
 import { KubeObject, KubeRest, kubeRest, paths } from "../../lib/serviceMove/kubeRest";
 import { MoverOptions, ServiceMoveSpec } from "../../lib/serviceMove/moveTypes";
@@ -60,6 +61,9 @@ function defineTests(): void {
     ["after-journal-remove", "pinned"],
   ];
   const DNS_POINTS: FaultPoint[] = ["after-stand-in-create", "after-old-dns-delete", "after-vacate", "after-dns-bridge"];
+  /** services.routeNewIpsFirst: cut once the planned IPs are routed (nothing journaled), and once journaled so. */
+  const AHEAD_POINTS: Array<[FaultPoint, string]> = [["after-route-ahead", "web"], ["after-journal", "nodeport"]];
+  const AHEAD = { routeNewIpsFirst: true, routeAheadSettleMs: 300 };
 
   describe("Service moves cut by SIGKILL at every step, then re-run (real test bed)", function () {
     this.timeout(600_000);
@@ -72,6 +76,7 @@ function defineTests(): void {
     const dnsCases = new Map<FaultPoint, { namespace: string; oldIp: string; service: KubeObject }>();
 
     const namespaceFor = (point: string) => `fault-${point}`;
+    const aheadNamespaceFor = (point: string) => `fault-ahead-${point}`;
     const movesOf = (seed: SeededShapes) => Object.entries(seed.moving).map(([name, ip]) => ({ namespace: seed.namespace, name, fromIP: ip, toIP: mapIp(ip, "10.100") }));
     const movesMap = (seed: SeededShapes) => Object.fromEntries(movesOf(seed).map((m) => [`${m.namespace}/${m.name}`, { fromIP: m.fromIP, toIP: m.toIP }]));
     const plannedOf = (seed: SeededShapes) => Object.fromEntries(Object.entries(seed.moving).map(([name, ip]) => [name, mapIp(ip, "10.100")]));
@@ -104,6 +109,9 @@ function defineTests(): void {
       let index = 0;
       for (const [point] of BULK_POINTS) {
         seeds.set(point, await seedServiceShapes(rest, namespaceFor(point), { index: index++, oldPrefix: "10.96", readyPodOnNode: "node-1" }));
+      }
+      for (const [point] of AHEAD_POINTS) {
+        seeds.set(aheadNamespaceFor(point), await seedServiceShapes(rest, aheadNamespaceFor(point), { index: index++, oldPrefix: "10.96", readyPodOnNode: "node-1" }));
       }
       for (const [k, point] of DNS_POINTS.entries()) {
         const namespace = namespaceFor(point);
@@ -161,6 +169,39 @@ function defineTests(): void {
         // and once more: nothing left to do
         const again = await rerunThroughHost(`services-${point}-again`, { kubeconfig, moves: movesMap(seed), serviceCidr: NEW_RANGE, parallelism: 4, allowLoadBalancerRecreate: true });
         assert.deepEqual(new Set(Object.values(again.results as Record<string, { outcome: string }>).map((r) => r.outcome)), new Set(["already-moved"]));
+      });
+    }
+
+    for (const [point, target] of AHEAD_POINTS) {
+      it(`new IPs routed first, cut at ${point} (moving ${target}): the route was on the old Service; the re-run finishes, nothing lost, nothing of the route left`, async () => {
+        const seed = seeds.get(aheadNamespaceFor(point))!;
+        const before = await namespaceState(rest, seed.namespace);
+        const key = `${seed.namespace}/${target}`;
+
+        const crash = await crashRun({ moves: movesOf(seed) }, `${point}:${key}`, AHEAD);
+        assert.equal(crash.signal, "SIGKILL", `the child must die at ${point}; it ended with code ${crash.code}: ${crash.output.slice(0, 500)}`);
+        const cut = await rest.get(paths.service(seed.namespace, target));
+        assert.equal(cut.metadata?.uid, before.services.get(target)?.metadata?.uid, `${key} not deleted yet`);
+        assert.ok(((cut.spec as { externalIPs?: string[] }).externalIPs ?? []).includes(plannedOf(seed)[target]), `${key} answers at its planned IP first`);
+        assert.equal(cut.metadata?.annotations?.[AHEAD_ANNOTATION], plannedOf(seed)[target]);
+        if (point === "after-route-ahead") {
+          // the sweep a failed run ends with: every Service as it was, the traffic policy the route brought gone too
+          assert.equal((await removeNewIpsAhead(rest)).length, Object.keys(seed.moving).length);
+          const swept = await namespaceState(rest, seed.namespace);
+          for (const [name, old] of before.services) {
+            assert.deepEqual(swept.services.get(name)?.spec, old.spec, `${seed.namespace}/${name} spec`);
+            assert.deepEqual(swept.services.get(name)?.metadata?.annotations, old.metadata?.annotations, `${seed.namespace}/${name} annotations`);
+          }
+        }
+
+        const outputs = await rerunThroughHost(`services-ahead-${point}`, { kubeconfig, moves: movesMap(seed), serviceCidr: NEW_RANGE, parallelism: 4, allowLoadBalancerRecreate: true, routeNewIpsFirst: true, routeAheadSettleSeconds: 0.3 });
+        assert.ok(["moved", "completed-from-journal"].includes((outputs.results as Record<string, { outcome: string }>)[key].outcome));
+        assert.deepEqual((await journalKeys()).filter((k) => k.startsWith(`${seed.namespace}/`)), [], "every journal entry of the namespace is gone");
+        const after = await eventually(rest, seed.namespace, "controllers re-deriving Endpoints and slices", (s) =>
+          sliceAddresses(s, "web", SLICE_CONTROLLER).length > 0 && selectorlessSlicesSettled(s));
+        // every field as it was but the ClusterIPs: the planned IP routed first is in no externalIPs and no annotation
+        assertNamespaceIntact(seed, before, after, plannedOf(seed));
+        for (const [name, svc] of after.services) assert.equal(svc.metadata?.annotations?.[AHEAD_ANNOTATION], undefined, `${seed.namespace}/${name}`);
       });
     }
 

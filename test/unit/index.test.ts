@@ -233,6 +233,16 @@ describe("index.ts: the graph follows the plan (mocked engine, a stand-in apiser
     assert.equal("bridgeOldIps" in off.named("services").inputs, false, "a stack without the bridge sees no new input");
   });
 
+  it("services.routeNewIpsFirst: on by default for the bulk moves, not for the DNS stand-in and swap; off, the input is left out", async () => {
+    const g = await graphFor({ from: "10.96.0.0/16", to: "10.112.0.0/16" });
+    assert.equal(g.named("services").inputs.routeNewIpsFirst, true);
+    const recreations = g.resources.filter((x) => x.inputs.moves !== undefined && x.inputs.kubeconfig !== undefined).map((r) => r.name).sort();
+    assert.ok(recreations.length >= 3 && recreations.includes("services"), `the bulk moves and DNS's stand-in and swap: ${recreations.join(", ")}`);
+    for (const name of recreations.filter((n) => n !== "services")) assert.equal("routeNewIpsFirst" in g.named(name).inputs, false, name);
+    const off = await graphFor({ from: "10.96.0.0/16", to: "10.112.0.0/16" }, undefined, { services: { routeNewIpsFirst: false } });
+    assert.equal("routeNewIpsFirst" in off.named("services").inputs, false);
+  });
+
   it("nodeRollout.dnsDisruptionBudget (default on): the DNS pods' budget opens before the first drain and closes after the last node, before kube-proxy; off, or no node moving, no such step", async () => {
     const g = await graphFor({ from: "10.96.0.0/16", to: "10.112.0.0/16" });
     const open = g.named("dns-budget-open");

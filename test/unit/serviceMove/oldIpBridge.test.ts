@@ -57,14 +57,14 @@ describe("old-ClusterIP bridge (pure)", () => {
   });
 
   it("preflight: a refused dry run is a blocker naming the key, the address and admission's reason; nothing when the bridge is off", () => {
-    const on = validateConfig({ values: values({ bridgeOldIps: true }) });
+    const on = validateConfig({ values: values({ bridgeOldIps: true, routeNewIpsFirst: false }) });
     const refused = { ip: "10.96.0.1", refused: "externalIPs not allowed" };
     const [finding] = checkBridgeAdmission({ config: on, cluster: emptyClusterObjects(), allowSecretValues: false, bridgeAdmission: refused });
     assert.equal(finding.code, "OLD_IP_BRIDGE_REFUSED");
     assert.equal(finding.severity, "blocker");
     assert.match(finding.message, /cidr-migration:services\.bridgeOldIps is true.*10\.96\.0\.1: externalIPs not allowed/);
     assert.match(finding.action, /bridgeOldIps to false/);
-    const off = validateConfig({ values: values() });
+    const off = validateConfig({ values: values({ routeNewIpsFirst: false }) });
     assert.deepEqual(checkBridgeAdmission({ config: off, cluster: emptyClusterObjects(), allowSecretValues: false, bridgeAdmission: refused }), []);
     assert.deepEqual(checkBridgeAdmission({ config: on, cluster: emptyClusterObjects(), allowSecretValues: false, bridgeAdmission: { ip: "10.96.0.1" } }), []);
   });

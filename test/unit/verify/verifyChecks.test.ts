@@ -89,6 +89,14 @@ describe("verify checks (pure)", () => {
     assert.match(found[0].action, /old-ip-bridges/);
   });
 
+  it("a planned IP still routed first (services.routeNewIpsFirst) is a blocker until a re-run's Service moves remove it", () => {
+    const input = migrated();
+    input.inventory.services.push({ ...svc("shop", "web", "10.112.0.20"), externalIPs: ["10.112.0.21"], routedAheadIP: "10.112.0.21" });
+    const found = verifyFindings(input);
+    assert.deepStrictEqual(brief(found), [["NEW_IP_FIRST_LEFT", "Service shop/web", "spec.externalIPs"]]);
+    assert.match(found[0].message, /10\.112\.0\.21 as an externalIP/);
+  });
+
   it("the node rollout's DNS budget left behind is a warning naming it; the user's own budgets are not ours to report", () => {
     const input = migrated();
     input.cluster.podDisruptionBudgets.push(
