@@ -1,5 +1,6 @@
 import { KubeObject, KubeRest } from "./kubeRest";
 import { retryOnConflict } from "./retryOnConflict";
+import { inLanes } from "../concurrency/inLanes";
 
 /**
  * The new address routed first (config services.routeNewIpsFirst): before the swaps, each moving Service also
@@ -60,13 +61,15 @@ const servicePath = (s: KubeObject) =>
   `/api/v1/namespaces/${encodeURIComponent(s.metadata?.namespace ?? "")}/services/${encodeURIComponent(s.metadata?.name ?? "")}`;
 
 /**
- * Routes each target's planned IP ahead, conditioned on the version read, and returns each Service as it now is
- * (the object the move journals). A Service already routed there, or whose user lists that address, is returned as
- * read; one changed meanwhile is read again and retried.
+ * Routes each target's planned IP ahead, conditioned on the version read, `lanes` Services at a time, and returns
+ * each Service as it now is (the object the move journals), in the targets' order. A Service already routed there,
+ * or whose user lists that address, is returned as read; one changed meanwhile is read again and retried.
  */
-export async function routeNewIpsAhead(rest: KubeRest, targets: readonly AheadTarget[]): Promise<KubeObject[]> {
-  const routed: KubeObject[] = [];
-  for (const { live, toIP } of targets) {
+export async function routeNewIpsAhead(rest: KubeRest, targets: readonly AheadTarget[], lanes = 1): Promise<KubeObject[]> {
+  const routed: KubeObject[] = new Array(targets.length);
+  let failed: unknown;
+  await inLanes([...targets.keys()], lanes, async (i) => {
+    const { live, toIP } = targets[i];
     let current = live;
     await retryOnConflict(5, async () => {
       if (routedAheadIpOf(current) === toIP || externalIpsOf(current).includes(toIP)) return;
@@ -79,9 +82,10 @@ export async function routeNewIpsAhead(rest: KubeRest, targets: readonly AheadTa
         current = (await rest.getOptional(servicePath(current))) ?? current;
         throw err;
       }
-    });
-    routed.push(current);
-  }
+    }).catch((err) => { failed ??= err; });
+    routed[i] = current;
+  }, () => failed !== undefined);
+  if (failed !== undefined) throw failed;
   return routed;
 }
 

@@ -300,7 +300,8 @@ async function routeAhead(run: Run, work: Array<Exclude<Decision, { kind: "skip"
   const moves = work.filter((d): d is MoveDecision => d.kind === "move" && !d.request.vacate);
   if (!ctx.options.routeNewIpsFirst || moves.length === 0) return;
   try {
-    const routed = await routeNewIpsAhead(ctx.rest, moves.map((d) => ({ live: d.live, toIP: d.request.toIP })));
+    // patches only, nothing deleted yet: as wide as the bookkeeping
+    const routed = await routeNewIpsAhead(ctx.rest, moves.map((d) => ({ live: d.live, toIP: d.request.toIP })), run.wide);
     moves.forEach((d, i) => { d.live = routed[i]; });
   } catch (err) {
     await sweepAhead(ctx);
