@@ -6,14 +6,9 @@ import { checkServices } from "../../../lib/preflight/services";
 import { KubeObject, KubeRest, kubeApiError } from "../../../lib/serviceMove/kubeRest";
 import { AHEAD_ANNOTATION, removeNewIpsAhead, routedAheadIpOf, routeNewIpsAhead, withoutNewIpAhead } from "../../../lib/serviceMove/newIpAhead";
 import { buildRecreateBody } from "../../../lib/serviceMove/recreateBody";
+import { baseValues } from "../../support/stackValues";
 
-const values = (services: Record<string, unknown> = {}) => ({
-  serviceCidr: { from: "10.96.0.0/12", to: "10.112.0.0/12" },
-  podCidr: { from: "10.244.0.0/16", to: "10.48.0.0/16", nodeMaskSize: 24 },
-  etcd: { endpoints: ["http://127.0.0.1:2379"] },
-  nodes: [{ name: "cp-1", host: "192.168.50.10", role: "control-plane" }],
-  services,
-});
+const values = (services: Record<string, unknown> = {}) => ({ ...baseValues(), services });
 
 const service = (externalIPs?: string[], annotations: Record<string, string> = { "example.com/owner": "team-a" }): KubeObject => ({
   apiVersion: "v1", kind: "Service",
