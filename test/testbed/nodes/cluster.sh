@@ -4,7 +4,9 @@
 # then Flannel (the official manifest, on images built here) gives pods their network. Every image is built here
 # (images.sh) and imported into each node's containerd; nothing is pulled.
 # Usage: cluster.sh up | down        Prints the admin kubeconfig's path when up.
-# Environment: POD_SUBNET (default 10.244.0.0/16), SERVICE_SUBNET (default 10.96.0.0/12).
+# Environment: POD_SUBNET (default 10.244.0.0/16), SERVICE_SUBNET (default 10.96.0.0/12), CIDR_MIGRATION_NODE_LAB_NODES
+# (default "cp-1 worker-1 worker-2": cp-1 first, then the workers), CIDR_MIGRATION_NODE_LAB_IMAGES (see images.sh),
+# and lab.sh's CIDR_MIGRATION_NODE_LAB and CIDR_MIGRATION_NODE_LAB_NET for a lab beside another.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../../.." && pwd)"
@@ -12,10 +14,12 @@ lab="${CIDR_MIGRATION_NODE_LAB:-$HOME/.cache/cidr-migration/node-lab}"
 versions_file="$here/../versions.json"
 pod_subnet="${POD_SUBNET:-10.244.0.0/16}"
 service_subnet="${SERVICE_SUBNET:-10.96.0.0/12}"
-nodes=(cp-1 worker-1 worker-2)
+read -r -a nodes <<< "${CIDR_MIGRATION_NODE_LAB_NODES:-cp-1 worker-1 worker-2}"
+images="${CIDR_MIGRATION_NODE_LAB_IMAGES:-$lab/images}"
 flannel_manifest="$repo/test/fixtures/nodes/kube-flannel.yml"
 
 die() { echo "node cluster: $*" >&2; exit 1; }
+[ "${nodes[0]:-}" = cp-1 ] || die "CIDR_MIGRATION_NODE_LAB_NODES must start with cp-1, the control plane, got '${nodes[*]}'"
 in_node() { bash "$here/lab.sh" exec "$@"; }
 node_ip() { awk -v n="$1" '$1 == n {print $2}' "$lab/addresses"; }
 
@@ -27,7 +31,7 @@ up() {
   bash "$here/images.sh" > /dev/null
   local node image
   for node in "${nodes[@]}"; do
-    for image in "$lab"/images/*.tar; do
+    for image in "$images"/*.tar; do
       in_node "$node" ctr -n k8s.io images import --platform linux/amd64 "$image" > /dev/null 2>&1 || die "importing $image into $node failed"
     done
     # the kubelet's resolv.conf: a nameserver that is not on loopback (CoreDNS's loop plugin refuses one)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The images a kubeadm cluster runs, built here with no registry and no Docker: each is one layer (the Go-built
 # binary, or pause from Kubernetes' C source) written as a `docker save` archive that `ctr images import` reads,
-# under the names kubeadm asks for (kubeadm config images list). Output: $CIDR_MIGRATION_NODE_LAB/images/*.tar.
+# under the names kubeadm asks for (kubeadm config images list). Output: $CIDR_MIGRATION_NODE_LAB_IMAGES (default
+# $CIDR_MIGRATION_NODE_LAB/images)/*.tar, which further labs share.
 # Usage: images.sh
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -14,7 +15,7 @@ coredns=$(jq -r '.node.coredns' "$versions_file")
 flannel=$(jq -r '.node.flannel' "$versions_file")
 flannel_cni=$(jq -r '.node.flannelCni' "$versions_file")
 kube_bin="$cache_dir/kube-$kube/bin"
-out="$lab/images"
+out="${CIDR_MIGRATION_NODE_LAB_IMAGES:-$lab/images}"
 mkdir -p "$out"
 
 die() { echo "node images: $*" >&2; exit 1; }

@@ -8,17 +8,25 @@
 # Usage: lab.sh up NODE...   start these nodes (e.g. cp-1 worker-1 worker-2); their binaries must be built
 #        lab.sh exec NODE CMD  run CMD inside a node (all its namespaces)
 #        lab.sh down           stop every node and remove every namespace, mount, cgroup, link and directory it made
-# The lab lives in $CIDR_MIGRATION_NODE_LAB (default ~/.cache/cidr-migration/node-lab).
+# The lab lives in $CIDR_MIGRATION_NODE_LAB (default ~/.cache/cidr-migration/node-lab). Several labs can run at once
+# (a fleet of clusters), each in its own directory with its own CIDR_MIGRATION_NODE_LAB_NET (0-4, default 0): bridge
+# cmlab<N>, nodes on 172.31.<250+N>.0/24, namespaces and cgroups named cm-NODE (N = 0) or cm<N>-NODE.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 lab="${CIDR_MIGRATION_NODE_LAB:-$HOME/.cache/cidr-migration/node-lab}"
 cache_dir="${CIDR_MIGRATION_CACHE:-$HOME/.cache/cidr-migration}"
 versions_file="$here/../versions.json"
-bridge=cmlab0
-subnet=172.31.250
-prefix=cm-
+net="${CIDR_MIGRATION_NODE_LAB_NET:-0}"
 
 die() { echo "node lab: $*" >&2; exit 1; }
+
+[[ "$net" =~ ^[0-4]$ ]] || die "CIDR_MIGRATION_NODE_LAB_NET must be 0 to 4, got '$net'"
+bridge="cmlab$net"
+subnet="172.31.$((250 + net))"
+prefix=cm-
+[ "$net" = 0 ] || prefix="cm$net-"
+# the machine's sysctls, kept by the first lab up and put back by the last one down
+sysctls_file="$cache_dir/node-lab.sysctls"
 
 # The v1 hierarchies this process sits in, as "mountpoint path" lines (the unified one is left out: the nodes run on v1).
 hierarchies() {
@@ -53,15 +61,18 @@ link_binaries() {
 # The kubelet sets three kernel-wide sysctls even inside a node (vm.overcommit_memory, kernel.panic,
 # kernel.panic_on_oops): the machine's values are kept at the first start and put back by down.
 save_sysctls() {
-  [ -f "$lab/sysctls" ] && return 0
-  sysctl vm.overcommit_memory kernel.panic kernel.panic_on_oops | tr -d ' ' > "$lab/sysctls"
+  [ -f "$sysctls_file" ] && return 0
+  mkdir -p "$cache_dir"
+  sysctl vm.overcommit_memory kernel.panic kernel.panic_on_oops | tr -d ' ' > "$sysctls_file"
 }
 
+# only once no other lab's bridge is left: its kubelets changed the same kernel-wide values
 restore_sysctls() {
-  [ -f "$lab/sysctls" ] || return 0
+  [ -f "$sysctls_file" ] || return 0
+  ip -o link show type bridge | awk -F': ' '{print $2}' | grep -q '^cmlab' && return 0
   local setting
-  while read -r setting; do sysctl -qw "$setting"; done < "$lab/sysctls"
-  rm -f "$lab/sysctls"
+  while read -r setting; do sysctl -qw "$setting"; done < "$sysctls_file"
+  rm -f "$sysctls_file"
 }
 
 network_up() {

@@ -25,6 +25,40 @@ export function labDir(): string {
   return process.env.CIDR_MIGRATION_NODE_LAB ?? path.join(cacheRoot(), "node-lab");
 }
 
+/**
+ * Where a lab lives and what it runs: the default one (`sandbox up --nodes`), or another beside it for a fleet, in
+ * its own directory and network (lab.sh's CIDR_MIGRATION_NODE_LAB_NET), with its own nodes and stack.
+ */
+export interface LabSite {
+  dir: string;
+  net: number;
+  /** cp-1 first, then the workers */
+  nodes: string[];
+  stack: string;
+}
+
+export const DEFAULT_SITE_NODES = [CONTROL_PLANE_NODE, "worker-1", "worker-2"];
+
+export function defaultSite(): LabSite {
+  return { dir: labDir(), net: 0, nodes: DEFAULT_SITE_NODES, stack: LAB_STACK };
+}
+
+/** A further lab: `net` 1-4, in `<cache>/node-lab-<net>`, its stack `nodes-<net>`. */
+export function extraSite(net: number, nodes: string[]): LabSite {
+  return { dir: path.join(cacheRoot(), `node-lab-${net}`), net, nodes, stack: `${LAB_STACK}-${net}` };
+}
+
+/** What the lab's scripts read: the site, and the default lab's images, which every lab shares. */
+export function siteEnv(site: LabSite): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    CIDR_MIGRATION_NODE_LAB: site.dir,
+    CIDR_MIGRATION_NODE_LAB_NET: String(site.net),
+    CIDR_MIGRATION_NODE_LAB_NODES: site.nodes.join(" "),
+    CIDR_MIGRATION_NODE_LAB_IMAGES: path.join(labDir(), "images"),
+  };
+}
+
 export interface LabNode { name: string; ip: string; role: "control-plane" | "worker" }
 
 export interface LabInfo {
@@ -39,8 +73,8 @@ export interface LabInfo {
 
 export type LabStatus = ({ running: true } & LabInfo) | { running: false; labDir: string; reason: string };
 
-function labNodes(): LabNode[] {
-  const file = path.join(labDir(), "addresses");
+function labNodes(site: LabSite): LabNode[] {
+  const file = path.join(site.dir, "addresses");
   if (!fs.existsSync(file)) return [];
   return fs.readFileSync(file, "utf8").split("\n").filter(Boolean).map((line) => {
     const [name, ip] = line.trim().split(/\s+/);
@@ -59,25 +93,25 @@ function nodeRunning(pidFile: string): boolean {
   }
 }
 
-function info(nodes: LabNode[]): LabInfo {
-  const dir = labDir();
+function info(site: LabSite, nodes: LabNode[]): LabInfo {
+  const dir = site.dir;
   return {
     labDir: dir,
     kubeconfigPath: path.join(dir, "nodes", CONTROL_PLANE_NODE, "fs", "etc", "kubernetes", "admin.conf"),
-    stack: LAB_STACK,
-    stackFile: path.join(REPO_ROOT, `Pulumi.${LAB_STACK}.yaml`),
+    stack: site.stack,
+    stackFile: path.join(REPO_ROOT, `Pulumi.${site.stack}.yaml`),
     envFile: path.join(dir, "env"),
     nodes,
   };
 }
 
-export function labStatus(): LabStatus {
-  const dir = labDir();
-  const nodes = labNodes();
+export function labStatus(site = defaultSite()): LabStatus {
+  const dir = site.dir;
+  const nodes = labNodes(site);
   if (nodes.length === 0) return { running: false, labDir: dir, reason: "no node lab is up (cidr-migration sandbox up --nodes starts one)" };
   const down = nodes.filter((n) => !nodeRunning(path.join(dir, "nodes", n.name, "pid")));
   if (down.length > 0) return { running: false, labDir: dir, reason: `node ${down.map((n) => n.name).join(", ")} is not running; cidr-migration sandbox down --nodes clears what is left` };
-  const lab = info(nodes);
+  const lab = info(site, nodes);
   if (!fs.existsSync(lab.kubeconfigPath)) return { running: false, labDir: dir, reason: "the nodes run but kubeadm init never finished; cidr-migration sandbox down --nodes, then up again" };
   return { running: true, ...lab };
 }
@@ -99,26 +133,26 @@ export async function buildLab(): Promise<void> {
   await script("test/testbed/build/node.sh", []);
 }
 
-export async function labUp(): Promise<LabInfo> {
+export async function labUp(site = defaultSite()): Promise<LabInfo> {
   if (process.getuid?.() !== 0) throw new Error("the node lab needs root: its nodes are network namespaces with their own mounts and cgroups");
-  const status = labStatus();
+  const status = labStatus(site);
   if (status.running) return status;
-  if (labNodes().length > 0) throw new Error(status.reason);
+  if (labNodes(site).length > 0) throw new Error(status.reason);
   await buildLab();
-  await script("test/testbed/nodes/cluster.sh", ["up"]);
-  const lab = info(labNodes());
+  await script("test/testbed/nodes/cluster.sh", ["up"], siteEnv(site));
+  const lab = info(site, labNodes(site));
   await initStack(lab);
   return lab;
 }
 
-export async function labDown(): Promise<void> {
-  const dir = labDir();
-  const lab = info(labNodes());
+export async function labDown(site = defaultSite()): Promise<void> {
+  const dir = site.dir;
+  const lab = info(site, labNodes(site));
   if (fs.existsSync(path.join(dir, "passphrase"))) {
-    spawnSync("pulumi", ["stack", "rm", "--yes", "--force", "--stack", LAB_STACK], { cwd: REPO_ROOT, env: stackEnv(dir), stdio: "ignore" });
+    spawnSync("pulumi", ["stack", "rm", "--yes", "--force", "--stack", site.stack], { cwd: REPO_ROOT, env: stackEnv(dir), stdio: "ignore" });
   }
   fs.rmSync(lab.stackFile, { force: true });
-  await script("test/testbed/nodes/cluster.sh", ["down"]);
+  await script("test/testbed/nodes/cluster.sh", ["down"], siteEnv(site));
   for (const name of ["state", "snapshots", "passphrase", "env", "prober"]) fs.rmSync(path.join(dir, name), { recursive: true, force: true });
 }
 
@@ -138,7 +172,8 @@ export function stackEnv(dir = labDir()): Record<string, string> {
 async function initStack(lab: LabInfo): Promise<void> {
   const dir = lab.labDir;
   fs.mkdirSync(path.join(dir, "state"), { recursive: true });
-  fs.writeFileSync(path.join(dir, "passphrase"), randomBytes(24).toString("hex"), { mode: 0o600 });
+  // a passphrase already there is kept: a fleet's labs share one (the engine takes one from the environment)
+  if (!fs.existsSync(path.join(dir, "passphrase"))) fs.writeFileSync(path.join(dir, "passphrase"), randomBytes(24).toString("hex"), { mode: 0o600 });
   const env = stackEnv(dir);
   fs.writeFileSync(lab.envFile, Object.entries(env).map(([k, v]) => `export ${k}="${v}"\n`).join(""), { mode: 0o600 });
   const cp = lab.nodes.find((n) => n.role === "control-plane")!;
@@ -156,7 +191,7 @@ async function initStack(lab: LabInfo): Promise<void> {
   };
   fs.writeFileSync(lab.stackFile, `# The node lab's stack, written by cidr-migration sandbox up --nodes; sandbox down --nodes removes it.\n${stringify({ config })}`);
   const pulumi = (args: string[], stdin?: string) => {
-    const result = spawnSync("pulumi", [...args, "--stack", LAB_STACK], { cwd: REPO_ROOT, env: { ...process.env, ...env }, input: stdin, encoding: "utf8" });
+    const result = spawnSync("pulumi", [...args, "--stack", lab.stack], { cwd: REPO_ROOT, env: { ...process.env, ...env }, input: stdin, encoding: "utf8" });
     if (result.status !== 0) throw new Error(`pulumi ${args.join(" ")} failed: ${(result.stderr || result.stdout).trim()}`);
   };
   pulumi(["stack", "init"]);
