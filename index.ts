@@ -236,7 +236,7 @@ export = async () => {
   // 12. verify: nothing left in the old ranges; every Service at its planned IP.
   const verify = order.declare("verify", [stepId.verify], [oldPoolRemoval ?? flannelFinal ?? kubeProxy], (o) => new Verification("verify", { kubeconfig, config, plan, trigger: runId }, o));
   order.check();
-  await discovery.finish();
+  discovery.finish(preflight.blockers);
 
   return {
     serviceCidr: plan.serviceCidr,

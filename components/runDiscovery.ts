@@ -1,12 +1,16 @@
 /**
- * What the program plans from: the live cluster, except while an etcd rewrite is under way.
+ * What the program plans from: the live cluster until a run has begun, then the cluster as that run found it.
  *
- * The rewrite flips every Service's and Node's address at once, while the apiservers are stopped. A re-run after a
- * kill in that window finds no API to discover, and a re-run after it finds a cluster with nothing left to move,
- * although the nodes have not restarted yet. Both must plan the run as it began, or its done steps would change
- * (and the rewrite refuse to run again while the API answers) and the nodes never roll. So the first `up` of a
- * rewrite records the cluster beside the snapshot (lib/plan/discoveryRecord.ts), and a later run of the same
- * snapshot.trigger plans from that record when the live cluster has no API or nothing left to move.
+ * Once an `up` of a snapshot.trigger has passed its preflight, it records the cluster beside the snapshot
+ * (lib/plan/discoveryRecord.ts). A later run of the same trigger is that run resumed, and plans from the record:
+ * - recreate: always. A re-plan from the live cluster would see the moved Services and nodes as done and change
+ *   the inputs of steps already applied (the kubernetes Service's move, verify's plan), so the resumed run and its
+ *   preview would no longer be the change that was reviewed: `fleet up` refuses such a stack (found on the node
+ *   lab). The moves themselves still read the live cluster, and finish or skip what is done. Objects created since
+ *   are not in the plan: verify reports them, and a new trigger plans afresh.
+ * - etcd-rewrite: when the live cluster has no API (killed between the stop and the start) or nothing left to
+ *   move (after the rewrite, before the nodes roll): the rewrite flips every address at once while the apiservers
+ *   are stopped, so both re-runs must plan the run as it began.
  */
 import { KubeConfig } from "@kubernetes/client-node";
 import * as pulumi from "@pulumi/pulumi";
@@ -26,8 +30,8 @@ export interface RunDiscovery {
   /** The cluster did not answer: a re-run inside an etcd rewrite's window, planned from the record. */
   apiWasDown: boolean;
   reader: ConfigMapReader;
-  /** Call once the graph is declared: records the cluster when this `up` planned from it live. */
-  finish: () => Promise<void>;
+  /** Call once the graph is declared: records the cluster once this `up`, planned from it live, passes `preflight`. */
+  finish: (preflightPassed: pulumi.Output<unknown>) => void;
 }
 
 function hasMoves(inventory: Inventory): boolean {
@@ -46,16 +50,16 @@ function fromRecord(record: DiscoveryRecord, file: string, why: string, apiWasDo
     if (!(key in record.configMaps)) throw new UserError(`ConfigMap ${key} is not in ${file}, and the cluster cannot be read now; start the apiservers or re-run once they answer`);
     return record.configMaps[key] ?? undefined;
   };
-  return { inventory: record.inventory, apiWasDown, reader, finish: async () => undefined };
+  return { inventory: record.inventory, apiWasDown, reader, finish: () => undefined };
 }
 
 export async function discoverForRun(kc: KubeConfig, config: MigrationConfig): Promise<RunDiscovery> {
   const liveReader: ConfigMapReader = (namespace, name) => readConfigMapData(kc, namespace, name);
-  if (config.services.strategy !== "etcd-rewrite") {
-    return { inventory: await discoverInventory(kc), apiWasDown: false, reader: liveReader, finish: async () => undefined };
-  }
   const file = discoveryRecordPath(expandHome(config.snapshot.directory), config.snapshot.trigger);
   const record = loadDiscoveryRecord(file, config.snapshot.trigger);
+  if (record && config.services.strategy !== "etcd-rewrite") {
+    return fromRecord(record, file, `run "${config.snapshot.trigger}" began already (change cidr-migration:snapshot.trigger to plan afresh)`, false);
+  }
   let live: Inventory;
   try {
     live = await discoverInventory(kc);
@@ -72,11 +76,14 @@ export async function discoverForRun(kc: KubeConfig, config: MigrationConfig): P
     if (!reads.has(key)) reads.set(key, liveReader(namespace, name));
     return reads.get(key)!;
   };
-  const finish = async () => {
+  const finish = (preflightPassed: pulumi.Output<unknown>) => {
     if (pulumi.runtime.isDryRun()) return;
-    const configMaps: DiscoveryRecord["configMaps"] = {};
-    for (const [key, read] of reads) configMaps[key] = (await read.catch(() => undefined)) ?? null;
-    saveDiscoveryRecord(file, { trigger: config.snapshot.trigger, writtenAt: new Date().toISOString(), inventory: live, configMaps });
+    // not before: a run that preflight stopped changed nothing, and its re-run plans from the cluster as fixed
+    preflightPassed.apply(async () => {
+      const configMaps: DiscoveryRecord["configMaps"] = {};
+      for (const [key, read] of reads) configMaps[key] = (await read.catch(() => undefined)) ?? null;
+      saveDiscoveryRecord(file, { trigger: config.snapshot.trigger, writtenAt: new Date().toISOString(), inventory: live, configMaps });
+    });
   };
   return { inventory: live, apiWasDown: false, reader, finish };
 }

@@ -389,6 +389,32 @@ describe("index.ts: the graph follows the plan (mocked engine, a stand-in apiser
     }
   });
 
+  it("recreate, a run resumed: an `up` that passed preflight records the cluster, and its re-runs plan from that record, so steps already applied keep their inputs", async () => {
+    const snapshots = mkdtempSync(path.join(os.tmpdir(), "recreate-record-"));
+    const extra = { snapshot: { directory: snapshots, trigger: "resume" } };
+    const inputsOf = (g: MockGraph) => [g.named("services").inputs.moves, g.named("services").inputs.kubernetesService, g.named("verify").inputs.planJson];
+    await graphFor({ from: "10.96.0.0/16", to: "10.112.0.0/16" }, undefined, extra);
+    assert.deepEqual(readdirSync(snapshots), [], "a preview records nothing");
+    const first = await graphFor({ from: "10.96.0.0/16", to: "10.112.0.0/16" }, undefined, extra, { preview: false });
+    assert.deepEqual(readdirSync(snapshots), ["cluster-resume.json"]);
+    assert.ok(first.named("services").inputs.kubernetesService, "the first run moves the kubernetes Service");
+
+    // the first run moved the Services, then stopped at a node: live, nothing is left to move
+    const liveServices = API["/api/v1/services"];
+    API["/api/v1/services"] = { metadata: {}, items: [service("default", "kubernetes", "10.112.0.1"), service("kube-system", "kube-dns", "10.112.0.10"), service("shop", "web", "10.112.5.5")] };
+    try {
+      for (const preview of [true, false]) {
+        const again = await graphFor({ from: "10.96.0.0/16", to: "10.112.0.0/16" }, undefined, extra, { preview });
+        assert.deepEqual(inputsOf(again), inputsOf(first), `the resumed run${preview ? "'s preview" : ""} is the reviewed change`);
+      }
+      // another trigger is another run: planned from the live cluster
+      const fresh = await graphFor({ from: "10.96.0.0/16", to: "10.112.0.0/16" }, undefined, { snapshot: { directory: snapshots, trigger: "next" } });
+      assert.equal(fresh.named("services").inputs.kubernetesService, undefined);
+    } finally {
+      API["/api/v1/services"] = liveServices;
+    }
+  });
+
   it("a pod-range expansion that moves no node still turns KCM's allocation back on only after the CNI and cluster config", async () => {
     const g = await graphFor({ from: "10.96.0.0/16", to: "10.112.0.0/16" }, { from: "10.244.0.0/16", to: "10.244.0.0/15", nodeMaskSize: 24 });
     const plan = JSON.parse(g.named("verify").inputs.planJson as string) as Plan;
