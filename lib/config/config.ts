@@ -6,6 +6,7 @@ import { closest } from "fastest-levenshtein";
 import { ConfigSource, Reader, isEncrypted, setCommand, show } from "./configReader";
 import { readFamilyRanges } from "./familyRanges";
 import { checkFamilyRanges } from "./rangeChecks";
+import { readNodeAddresses } from "./nodeAddresses";
 
 
 /**
@@ -26,6 +27,7 @@ const SCHEMA: Record<string, readonly string[] | null> = {
   kubeconfig: null,
   etcd: ["endpoints", "caCert", "cert", "key"],
   nodes: null,
+  nodeAddresses: null,
   ssh: ["user", "privateKey"],
   dns: ["service"],
   nodeRollout: ["strategy", "maxUnavailable", "canary", "drainTimeoutSeconds", "ignorePreflightErrors", "dnsDisruptionBudget"],
@@ -89,6 +91,11 @@ export function validateConfig(source: ConfigSource, context: ValidationContext 
   }
   checkRollout(r, nodeRollout, nodes);
   checkStrategies(r, services.strategy, nodeRollout.strategy);
+  const nodeAddresses = readNodeAddresses(r, nodes, families, context.inventory);
+  // last, and only on an otherwise valid config: every other problem is reported first
+  if (nodeAddresses.length > 0 && r.problems.length === 0) {
+    r.fail("nodeAddresses", `the ${nodeAddresses.length} node address change(s) are valid, and \`cidr-migration plan\` shows their order and what must follow each address, but executing node address changes is not built yet (issue 16), so this config is refused before any change; remove nodeAddresses to run the CIDR migration`);
+  }
 
   if (r.problems.length > 0) throw new ConfigError(r.problems);
   return {
@@ -98,6 +105,7 @@ export function validateConfig(source: ConfigSource, context: ValidationContext 
     kubeconfig,
     etcd,
     nodes,
+    nodeAddresses,
     ssh,
     dns,
     nodeRollout,
