@@ -18,6 +18,11 @@ import { readNodeAddresses } from "./nodeAddresses";
 export interface ValidationContext {
   /** Known once discovery ran: enables the capacity and node-address checks against the live cluster. */
   inventory?: Inventory;
+  /**
+   * The caller only shows the plan and changes nothing (`cidr-migration plan`): valid node address changes are then
+   * returned rather than refused, since executing them is not built yet (issue 16).
+   */
+  planOnly?: boolean;
 }
 
 const SCHEMA: Record<string, readonly string[] | null> = {
@@ -93,7 +98,7 @@ export function validateConfig(source: ConfigSource, context: ValidationContext 
   checkStrategies(r, services.strategy, nodeRollout.strategy);
   const nodeAddresses = readNodeAddresses(r, nodes, families, context.inventory);
   // last, and only on an otherwise valid config: every other problem is reported first
-  if (nodeAddresses.length > 0 && r.problems.length === 0) {
+  if (nodeAddresses.length > 0 && r.problems.length === 0 && !context.planOnly) {
     r.fail("nodeAddresses", `the ${nodeAddresses.length} node address change(s) are valid, and \`cidr-migration plan\` shows their order and what must follow each address, but executing node address changes is not built yet (issue 16), so this config is refused before any change; remove nodeAddresses to run the CIDR migration`);
   }
 
