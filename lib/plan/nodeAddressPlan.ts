@@ -1,6 +1,7 @@
 import { CONFIG_NAMESPACE } from "../config/configReader";
 import { ConfigError, ConfigProblem, UserError } from "../config/errors";
 import { MigrationConfig, NodeAddressChange, NodeRole } from "../config/migrationConfig";
+import { isIpAddress, normalizeIp } from "../net/cidr";
 import { Inventory } from "./inventory";
 
 /**
@@ -74,6 +75,23 @@ export function nodeAddressReferences(change: Pick<NodeAddressChange, "name" | "
   ];
 }
 
+/** This tool's own etcd endpoints that name the old address: the stack config must follow it too. */
+function ownEndpoints(config: MigrationConfig, from: string): NodeAddressReference[] {
+  const naming = config.etcd.endpoints.filter((e) => {
+    const host = hostOf(e);
+    return isIpAddress(host) && normalizeIp(host) === from;
+  });
+  return naming.length > 0 ? [{ where: "cidr-migration:etcd.endpoints", what: `${naming.join(", ")}: this stack's own etcd endpoint` }] : [];
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).hostname.replace(/^\[|\]$/g, "");
+  } catch {
+    return "";
+  }
+}
+
 const bracket = (ip: string) => (ip.includes(":") ? `[${ip}]` : ip);
 
 /** Control-plane nodes of the cluster: those listed with role control-plane, and (when known) the live ones. */
@@ -128,7 +146,7 @@ export function planNodeAddresses(config: MigrationConfig, inventory?: Inventory
         to: c.to,
         batch: b,
         canary: c === canary,
-        references: nodeAddressReferences({ name: c.name, role, from: c.from }),
+        references: [...nodeAddressReferences({ name: c.name, role, from: c.from }), ...ownEndpoints(config, c.from)],
         estimateSeconds: role === "control-plane" ? NODE_ADDRESS_ESTIMATE_SECONDS.controlPlane : NODE_ADDRESS_ESTIMATE_SECONDS.worker,
       };
     }),

@@ -125,6 +125,13 @@ describe("lib/plan nodeAddressPlan", () => {
     }
   });
 
+  it("lists this stack's own etcd endpoint when it names the old address", () => {
+    const plan = planNodeAddresses(config({ changes: ["cp-1", "cp-2"] }));
+    const endpointRefs = (name: string) => plan.steps.find((s) => s.name === name)!.references.filter((r) => r.where === "cidr-migration:etcd.endpoints");
+    assert.deepEqual(endpointRefs("cp-1").map((r) => r.what), ["https://10.0.0.11:2379: this stack's own etcd endpoint"]);
+    assert.deepEqual(endpointRefs("cp-2"), []);
+  });
+
   it("brackets IPv6 addresses in the URLs it lists", () => {
     const refs = planNodeAddresses({ ...config({ changes: [] }), nodeAddresses: [{ name: "cp-1", from: "fd00:1::11", to: "fd00:2::11", role: "control-plane" }] }).steps[0].references;
     assert.ok(refs.some((r) => r.what.includes("https://[fd00:1::11]:2380")), JSON.stringify(refs));
