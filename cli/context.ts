@@ -2,7 +2,7 @@ import { Command } from "commander";
 import { KubeConfig } from "@kubernetes/client-node";
 import { existsSync, readFileSync } from "fs";
 import * as path from "path";
-import { validateConfig } from "../lib/config/config";
+import { validateConfig, ValidationContext } from "../lib/config/config";
 import { ConfigSource } from "../lib/config/configReader";
 import { discoverInventory } from "../lib/plan/discovery";
 import { UserError } from "../lib/config/errors";
@@ -68,14 +68,14 @@ export interface LoadedCluster {
  * The validated config (bad input stops before any cluster call) and where its cluster is. The sandbox stack, with no
  * cluster named, means the local sandbox: started when not running, its etcd endpoint taken from its live state.
  */
-export async function loadConfigAndCluster(opts: SourceOptions, ensureSandbox: EnsureSandbox): Promise<LoadedCluster> {
+export async function loadConfigAndCluster(opts: SourceOptions, ensureSandbox: EnsureSandbox, validation: Pick<ValidationContext, "planOnly"> = {}): Promise<LoadedCluster> {
   const choice = chooseStackFile(opts);
   const source = readStackFile(choice.file);
-  let config = validateConfig(source);
+  let config = validateConfig(source, validation);
   const sandbox = choice.isSandbox && !opts.kubeconfig && !opts.inventory ? await ensureSandbox() : undefined;
   if (sandbox) {
     source.values = { ...source.values, etcd: { ...(source.values.etcd as object), endpoints: [sandbox.etcdEndpoint] } };
-    config = validateConfig(source);
+    config = validateConfig(source, validation);
   }
   const kubeconfig = opts.kubeconfig ? { path: opts.kubeconfig } : sandbox ? { path: sandbox.kubeconfigPath } : config.kubeconfig;
   return { config, source, kubeconfig, kubeconfigWhat: opts.kubeconfig ? "--kubeconfig" : "cidr-migration:kubeconfig" };
@@ -94,13 +94,13 @@ export interface LoadedSources {
 }
 
 /** As loadConfigAndCluster, then the inventory (from --inventory or discovery), then validation again with it. */
-export async function loadConfigAndInventory(opts: SourceOptions, ensureSandbox: EnsureSandbox): Promise<LoadedSources> {
+export async function loadConfigAndInventory(opts: SourceOptions, ensureSandbox: EnsureSandbox, validation: Pick<ValidationContext, "planOnly"> = {}): Promise<LoadedSources> {
   if (opts.inventory && opts.kubeconfig) throw new UserError("--inventory and --kubeconfig are two sources of the cluster; pass only one");
-  const loaded = await loadConfigAndCluster(opts, ensureSandbox);
+  const loaded = await loadConfigAndCluster(opts, ensureSandbox, validation);
   const inventory = opts.inventory
     ? readInventoryFile(opts.inventory)
     : await discoverInventory(loadKubeConfig(loaded.kubeconfig, loaded.kubeconfigWhat));
-  return { config: validateConfig(loaded.source, { inventory }), inventory, source: loaded.source };
+  return { config: validateConfig(loaded.source, { ...validation, inventory }), inventory, source: loaded.source };
 }
 
 /** A file the operator named, as text; a missing or unreadable one is one line naming the flag. */

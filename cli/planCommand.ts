@@ -1,5 +1,7 @@
 import { Command } from "commander";
 import { buildPlan } from "../lib/plan/plan";
+import { planNodeAddresses } from "../lib/plan/nodeAddressPlan";
+import { renderNodeAddressPlan } from "../lib/plan/nodeAddressReport";
 import { renderPlan } from "../lib/plan/planReport";
 import { addSourceOptions, loadConfigAndInventory, SourceOptions } from "./context";
 import { action, outputWidth, writeJson } from "./run";
@@ -10,10 +12,12 @@ export function registerPlanCommand(program: Command): void {
     .option("--json", "print the plan as JSON")
     .action(
       action(async (opts: SourceOptions & { json?: boolean }) => {
-        const { config, inventory } = await loadConfigAndInventory(opts, ensureSandboxRunning);
+        // plan changes nothing: node address changes are shown here, while every other command refuses them
+        const { config, inventory } = await loadConfigAndInventory(opts, ensureSandboxRunning, { planOnly: true });
         const plan = buildPlan(config, inventory);
-        if (opts.json) writeJson(plan);
-        else process.stdout.write(renderPlan(plan, { width: outputWidth() }));
+        const nodeAddressPlan = planNodeAddresses(config, inventory);
+        if (opts.json) writeJson(nodeAddressPlan.steps.length > 0 ? { ...plan, nodeAddressPlan } : plan);
+        else process.stdout.write(renderPlan(plan, { width: outputWidth() }) + renderNodeAddressPlan(nodeAddressPlan));
       }),
     );
 }

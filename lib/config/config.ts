@@ -6,6 +6,7 @@ import { closest } from "fastest-levenshtein";
 import { ConfigSource, Reader, isEncrypted, setCommand, show } from "./configReader";
 import { readFamilyRanges } from "./familyRanges";
 import { checkFamilyRanges } from "./rangeChecks";
+import { readNodeAddresses } from "./nodeAddresses";
 
 
 /**
@@ -17,6 +18,11 @@ import { checkFamilyRanges } from "./rangeChecks";
 export interface ValidationContext {
   /** Known once discovery ran: enables the capacity and node-address checks against the live cluster. */
   inventory?: Inventory;
+  /**
+   * The caller only shows the plan and changes nothing (`cidr-migration plan`): valid node address changes are then
+   * returned rather than refused, since executing them is not built yet (issue 16).
+   */
+  planOnly?: boolean;
 }
 
 const SCHEMA: Record<string, readonly string[] | null> = {
@@ -26,6 +32,7 @@ const SCHEMA: Record<string, readonly string[] | null> = {
   kubeconfig: null,
   etcd: ["endpoints", "caCert", "cert", "key"],
   nodes: null,
+  nodeAddresses: null,
   ssh: ["user", "privateKey"],
   dns: ["service"],
   nodeRollout: ["strategy", "maxUnavailable", "canary", "drainTimeoutSeconds", "ignorePreflightErrors", "dnsDisruptionBudget"],
@@ -89,6 +96,11 @@ export function validateConfig(source: ConfigSource, context: ValidationContext 
   }
   checkRollout(r, nodeRollout, nodes);
   checkStrategies(r, services.strategy, nodeRollout.strategy);
+  const nodeAddresses = readNodeAddresses(r, nodes, families, context.inventory);
+  // last, and only on an otherwise valid config: every other problem is reported first
+  if (nodeAddresses.length > 0 && r.problems.length === 0 && !context.planOnly) {
+    r.fail("nodeAddresses", `the ${nodeAddresses.length} node address change(s) are valid, and \`cidr-migration plan\` shows their order and what must follow each address, but executing node address changes is not built yet (issue 16), so this config is refused before any change; remove nodeAddresses to run the CIDR migration`);
+  }
 
   if (r.problems.length > 0) throw new ConfigError(r.problems);
   return {
@@ -98,6 +110,7 @@ export function validateConfig(source: ConfigSource, context: ValidationContext 
     kubeconfig,
     etcd,
     nodes,
+    nodeAddresses,
     ssh,
     dns,
     nodeRollout,

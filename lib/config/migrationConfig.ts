@@ -25,6 +25,15 @@ export interface NodeTarget {
   role: NodeRole;
 }
 
+/** One node's IP change (nodeAddresses, issue 16); both addresses normalized and of one family. */
+export interface NodeAddressChange {
+  name: string;
+  from: string;
+  to: string;
+  /** The node's role in nodes: the planner orders and guards control-plane changes by it. */
+  role: NodeRole;
+}
+
 export interface MigrationConfig {
   serviceCidr: CidrMove;
   podCidr: PodCidrMove;
@@ -38,6 +47,8 @@ export interface MigrationConfig {
     key?: Sensitive;
   };
   nodes: NodeTarget[];
+  /** Node IP changes; empty when nodeAddresses is absent. Validated and planned, refused before any change for now. */
+  nodeAddresses: NodeAddressChange[];
   ssh: { user: string; privateKey?: Sensitive };
   dns: { namespace: string; name: string };
   nodeRollout: {

@@ -2,7 +2,7 @@ import { V1ObjectMeta, V1Pod, V1PodSpec } from "@kubernetes/client-node";
 import { Finding } from "../report/findings";
 import { AddressHit, NamedRange, RangeMatcher } from "./addressLiterals";
 import { keyPath, objectLabel, PreflightInput } from "./checkInput";
-import { keyOf } from "./clusterObjects";
+import { ClusterObjects, keyOf } from "./clusterObjects";
 import { isMigratedControlPlanePod } from "./controlPlanePods";
 
 /**
@@ -53,9 +53,6 @@ interface ScanContext {
   newPodCidr: string;
 }
 
-/** One string at one path of one object. */
-type Visit = (path: string, text: string | undefined) => void;
-
 export function oldRangeMatcher(input: PreflightInput): RangeMatcher {
   const ranges: NamedRange[] = [
     { label: SERVICE_RANGE_LABEL, cidr: input.config.serviceCidr.from },
@@ -65,7 +62,6 @@ export function oldRangeMatcher(input: PreflightInput): RangeMatcher {
 }
 
 export function checkHardCodedAddresses(input: PreflightInput): Finding[] {
-  const { cluster } = input;
   const ctx: ScanContext = {
     matcher: oldRangeMatcher(input),
     owners: addressOwners(input),
@@ -73,27 +69,66 @@ export function checkHardCodedAddresses(input: PreflightInput): Finding[] {
     newPodCidr: input.config.podCidr.to,
   };
   const findings: Finding[] = [];
+  const scanner = literalScanner(ctx.matcher, (object, where, hit) => findings.push(hitFinding(ctx, object, where, hit)));
+  visitClusterTexts(input.cluster, OLD_RANGE_SCOPE, scanner, (object, texts) => {
+    // Secret values are never shown by default: one finding per Secret with a count (see secretCount).
+    if (input.allowSecretValues) {
+      const visit = scanner(object);
+      for (const [path, text] of texts) visit(path, text);
+    } else {
+      findings.push(...secretCount(ctx, object, texts));
+    }
+  });
+  return findings;
+}
+
+/** One string at one path of one object. */
+export type Visit = (path: string, text: string | undefined) => void;
+
+/** A Visit per object that reports each literal `matcher` finds once per object, path and literal. */
+export function literalScanner(matcher: RangeMatcher, found: (object: string, where: string, hit: AddressHit) => void): (object: string) => Visit {
   const seen = new Set<string>();
-  const scanner = (object: string): Visit => (path, text) => {
+  return (object) => (path, text) => {
     if (!text) return;
-    for (const hit of ctx.matcher.scan(text)) {
+    for (const hit of matcher.scan(text)) {
       const where = hit.line !== undefined ? `${path} line ${hit.line}` : path;
       const key = `${object}\u0000${where}\u0000${hit.literal}`;
       if (seen.has(key)) continue;
       seen.add(key);
-      findings.push(hitFinding(ctx, object, where, hit));
+      found(object, where, hit);
     }
   };
+}
 
+/** What a scan leaves out: each scan skips the places the migration itself rewrites. */
+export interface ScanScope {
+  skipConfigMap(meta: V1ObjectMeta | undefined): boolean;
+  skipPod(pod: V1Pod): boolean;
+  /** Selector-less Services ("namespace/name") whose Endpoints and EndpointSlices are left out. */
+  skipEndpointsOf?(service: string): boolean;
+  /** Also Node annotations and Service externalIPs, where node addresses are written. */
+  nodeFields?: boolean;
+}
+
+const OLD_RANGE_SCOPE: ScanScope = {
+  skipConfigMap: isManagedConfigMap,
+  skipPod: (pod) => isTemplated(pod) || isMigratedControlPlanePod(pod),
+};
+
+/**
+ * Every string where people and charts write addresses, object by object: ConfigMap data, workload specs,
+ * annotations, Ingress specs, hand-made Endpoints and EndpointSlices; Secrets go to `secrets` as decoded texts.
+ */
+export function visitClusterTexts(cluster: ClusterObjects, scope: ScanScope, scanner: (object: string) => Visit, secrets: (object: string, texts: Array<[string, string]>) => void): void {
   for (const cm of cluster.configMaps) {
-    if (isManagedConfigMap(cm.metadata)) continue;
+    if (scope.skipConfigMap(cm.metadata)) continue;
     const visit = scanner(objectLabel("ConfigMap", cm.metadata));
     for (const [k, v] of Object.entries(cm.data ?? {})) visit(keyPath("data", k), v);
     visitAnnotations(cm.metadata, "metadata.annotations", visit);
   }
 
   for (const pod of cluster.pods) {
-    if (isTemplated(pod) || isMigratedControlPlanePod(pod)) continue;
+    if (scope.skipPod(pod)) continue;
     const visit = scanner(objectLabel("Pod", pod.metadata));
     visitPodSpec(pod.spec, "spec", visit);
     visitAnnotations(pod.metadata, "metadata.annotations", visit, CNI_POD_ANNOTATIONS);
@@ -120,10 +155,18 @@ export function checkHardCodedAddresses(input: PreflightInput): Finding[] {
   }
 
   const selectorless = new Set(
-    cluster.services.filter((s) => s.spec?.type !== "ExternalName" && Object.keys(s.spec?.selector ?? {}).length === 0).map((s) => keyOf(s.metadata)),
+    cluster.services
+      .filter((s) => s.spec?.type !== "ExternalName" && Object.keys(s.spec?.selector ?? {}).length === 0)
+      .map((s) => keyOf(s.metadata))
+      .filter((key) => !scope.skipEndpointsOf?.(key)),
   );
   for (const svc of cluster.services) {
-    visitAnnotations(svc.metadata, "metadata.annotations", scanner(objectLabel("Service", svc.metadata)));
+    const visit = scanner(objectLabel("Service", svc.metadata));
+    visitAnnotations(svc.metadata, "metadata.annotations", visit);
+    if (scope.nodeFields) (svc.spec?.externalIPs ?? []).forEach((ip, i) => visit(`spec.externalIPs[${i}]`, ip));
+  }
+  if (scope.nodeFields) {
+    for (const node of cluster.nodes) visitAnnotations(node.metadata, "metadata.annotations", scanner(objectLabel("Node", node.metadata)));
   }
   for (const ep of cluster.endpoints) {
     if (!selectorless.has(keyOf(ep.metadata))) continue;
@@ -141,21 +184,10 @@ export function checkHardCodedAddresses(input: PreflightInput): Finding[] {
     (slice.endpoints ?? []).forEach((e, i) => (e.addresses ?? []).forEach((a, j) => visit(`endpoints[${i}].addresses[${j}]`, a)));
   }
 
-  // Secret values are never shown by default: one finding per Secret with a count (see secretCount).
-  for (const secret of cluster.secrets) {
-    const object = objectLabel("Secret", secret.metadata);
-    const texts = secretTexts(secret.metadata, secret.data);
-    if (input.allowSecretValues) {
-      const visit = scanner(object);
-      for (const [path, text] of texts) visit(path, text);
-    } else {
-      findings.push(...secretCount(ctx, object, texts));
-    }
-  }
-  return findings;
+  for (const secret of cluster.secrets) secrets(objectLabel("Secret", secret.metadata), secretTexts(secret.metadata, secret.data));
 }
 
-function isTemplated(pod: V1Pod): boolean {
+export function isTemplated(pod: V1Pod): boolean {
   return (pod.metadata?.ownerReferences ?? []).some((o) => o.controller && TEMPLATED_OWNERS.includes(o.kind));
 }
 
@@ -241,7 +273,7 @@ function hitFinding(ctx: ScanContext, object: string, path: string, hit: Address
  * A Secret's data, decoded, and its annotations, which count as secret too: kubectl's last-applied-configuration on
  * a Secret holds its data.
  */
-function secretTexts(meta: V1ObjectMeta | undefined, data: Record<string, string> | undefined): Array<[string, string]> {
+export function secretTexts(meta: V1ObjectMeta | undefined, data: Record<string, string> | undefined): Array<[string, string]> {
   const texts: Array<[string, string]> = Object.entries(data ?? {}).map(([k, v]) => [keyPath("data", k), Buffer.from(v, "base64").toString("utf8")]);
   for (const [k, v] of Object.entries(meta?.annotations ?? {})) texts.push([keyPath("metadata.annotations", k), v]);
   return texts;

@@ -15,6 +15,7 @@ import { checkEtcdRewriteControlPlane } from "./etcdRewriteControlPlane";
 import { checkEtcdRewriteStorage } from "./etcdRewriteStorage";
 import { probeEtcd } from "./etcdProbe";
 import { checkHardCodedAddresses } from "./hardCodedAddresses";
+import { checkOldNodeAddresses } from "./oldNodeAddresses";
 import { checkServices } from "./services";
 import { checkSizeAndShape, countFixedIpDependencies } from "./sizeAndShape";
 
@@ -31,6 +32,7 @@ export function preflightFindings(input: PreflightInput): Finding[] {
   const findings = [
     ...checkClusterKind(input),
     ...checkHardCodedAddresses(input),
+    ...checkOldNodeAddresses(input),
     ...checkServices(input),
     ...checkDrains(input),
     ...checkDnsReplicas(input),

@@ -76,6 +76,7 @@ function config(strategy: MigrationConfig["nodeRollout"]["strategy"], port: numb
             { name: "cp-1", host: "127.0.0.1", port, user: "root", role: "control-plane" },
             { name: "worker-1", host: "127.0.0.1", port, user: "root", role: "worker" },
         ],
+        nodeAddresses: [],
         ssh: { user: "root" },
         dns: { namespace: "kube-system", name: "kube-dns" },
         nodeRollout: { strategy, maxUnavailable: 1, drainTimeoutSeconds: 300, dnsDisruptionBudget: true },

@@ -54,6 +54,7 @@ export function serviceMoveConfig(from: string, to: string, allowLoadBalancerRec
         kubeconfig: {},
         etcd: { endpoints: ["http://127.0.0.1:2379"] },
         nodes: [{ name: "node-1", host: "127.0.0.1", role: "worker", port: 22, user: "root" }],
+        nodeAddresses: [],
         ssh: { user: "root" },
         dns: { namespace: "kube-system", name: "kube-dns" },
         nodeRollout: { strategy: "reregister", maxUnavailable: 1, drainTimeoutSeconds: 60, dnsDisruptionBudget: true },

@@ -1,0 +1,207 @@
+import * as assert from "node:assert/strict";
+import { validateConfig } from "../../../lib/config/config";
+import { ConfigError } from "../../../lib/config/errors";
+import { Inventory } from "../../../lib/plan/inventory";
+import { baseValues } from "../../support/stackValues";
+
+/** nodeAddresses (issue 16): validated like every key, then refused before any change unless the caller only plans. */
+
+function withAddresses(entries: unknown, edit: (values: Record<string, unknown>) => void = () => {}): Record<string, unknown> {
+  const values = baseValues();
+  values.nodeAddresses = entries;
+  edit(values);
+  return values;
+}
+
+function problemsOf(values: Record<string, unknown>, opts: { inventory?: Inventory; planOnly?: boolean } = {}): Array<{ key: string; message: string }> {
+  try {
+    validateConfig({ values }, opts);
+  } catch (err) {
+    assert.ok(err instanceof ConfigError, `expected ConfigError, got ${err}`);
+    return err.problems;
+  }
+  return [];
+}
+
+/** Exactly one problem, on `key`, matching every pattern; with planOnly so the not-built refusal stays out of the way. */
+function rejects(values: Record<string, unknown>, key: string, patterns: RegExp[], inventory?: Inventory): void {
+  const problems = problemsOf(values, { inventory, planOnly: true });
+  assert.equal(problems.length, 1, `expected one problem, got ${JSON.stringify(problems)}`);
+  assert.equal(problems[0].key, `cidr-migration:${key}`);
+  for (const p of patterns) assert.match(problems[0].message, p);
+}
+
+function inventory(nodes: Array<{ name: string; ips: string[]; controlPlane?: boolean }>): Inventory {
+  return {
+    serverVersion: { major: "1", minor: "33", gitVersion: "v1.33.1" },
+    services: [],
+    nodes: nodes.map((n) => ({ name: n.name, internalIPs: n.ips, controlPlane: n.controlPlane ?? false, labels: {}, unschedulable: false })),
+    cni: { detected: "calico", calicoPools: [] },
+  };
+}
+
+const IPV6_VALUES = (values: Record<string, unknown>) => {
+  values.serviceCidr = { from: "fd00:10:96::/112", to: "fd00:10:97::/112" };
+  values.podCidr = { from: "fd00:244::/56", to: "fd00:48::/56", nodeMaskSize: 64 };
+  values.etcd = { endpoints: ["https://[fd00:1::11]:2379"], caCert: { secure: "v1:ca" }, cert: { secure: "v1:c" }, key: { secure: "v1:k" } };
+  values.nodes = [
+    { name: "cp-1", host: "fd00:1::11", role: "control-plane" },
+    { name: "cp-2", host: "fd00:1::12", role: "control-plane" },
+    { name: "cp-3", host: "fd00:1::13", role: "control-plane" },
+    { name: "worker-1", host: "fd00:1::21", role: "worker" },
+    { name: "worker-2", host: "fd00:1::22", role: "worker" },
+  ];
+};
+
+describe("lib/config nodeAddresses", () => {
+  it("is optional: absent means no node address change", () => {
+    assert.deepEqual(validateConfig({ values: baseValues() }).nodeAddresses, []);
+  });
+
+  it("refuses a valid list before any change, last and alone, naming issue 16 and `cidr-migration plan`", () => {
+    const problems = problemsOf(withAddresses([{ name: "worker-1", from: "10.0.0.21", to: "10.1.0.21" }]));
+    assert.equal(problems.length, 1, JSON.stringify(problems));
+    assert.equal(problems[0].key, "cidr-migration:nodeAddresses");
+    assert.match(problems[0].message, /not built yet \(issue 16\)/);
+    assert.match(problems[0].message, /cidr-migration plan/);
+    assert.match(problems[0].message, /before any change/);
+  });
+
+  it("does not add the not-built refusal when another problem is reported", () => {
+    const problems = problemsOf(withAddresses([{ name: "worker-1", from: "10.0.0.21", to: "10.1.0.21" }], (v) => (v.cni = "weave")));
+    assert.deepEqual(problems.map((p) => p.key), ["cidr-migration:cni"]);
+  });
+
+  it("accepts a valid IPv4 multi-node list when only planning, normalized, with each node's role", () => {
+    const config = validateConfig(
+      {
+        values: withAddresses([
+          { name: "worker-1", from: "10.0.0.21", to: "10.1.0.21" },
+          { name: "cp-1", from: "10.0.0.11", to: "10.1.0.11" },
+          { name: "cp-2", from: "10.0.0.12", to: "10.1.0.12" },
+        ]),
+      },
+      { planOnly: true },
+    );
+    assert.deepEqual(config.nodeAddresses, [
+      { name: "worker-1", from: "10.0.0.21", to: "10.1.0.21", role: "worker" },
+      { name: "cp-1", from: "10.0.0.11", to: "10.1.0.11", role: "control-plane" },
+      { name: "cp-2", from: "10.0.0.12", to: "10.1.0.12", role: "control-plane" },
+    ]);
+  });
+
+  it("accepts a valid IPv6 multi-node list, normalized, checked against the inventory's InternalIPs", () => {
+    const values = withAddresses(
+      [
+        { name: "worker-1", from: "FD00:1:0::21", to: "fd00:2::21" },
+        { name: "worker-2", from: "fd00:1::22", to: "FD00:2:0:0::22" },
+        { name: "cp-3", from: "fd00:1::13", to: "fd00:2::13" },
+      ],
+      IPV6_VALUES,
+    );
+    const inv = inventory([
+      { name: "cp-3", ips: ["fd00:1::13"], controlPlane: true },
+      { name: "worker-1", ips: ["fd00:1::21"] },
+      { name: "worker-2", ips: ["fd00:1::22"] },
+    ]);
+    const config = validateConfig({ values }, { inventory: inv, planOnly: true });
+    assert.deepEqual(config.nodeAddresses, [
+      { name: "worker-1", from: "fd00:1::21", to: "fd00:2::21", role: "worker" },
+      { name: "worker-2", from: "fd00:1::22", to: "fd00:2::22", role: "worker" },
+      { name: "cp-3", from: "fd00:1::13", to: "fd00:2::13", role: "control-plane" },
+    ]);
+  });
+
+  it("refuses a list that is not a list", () => rejects(withAddresses({ name: "worker-1" }), "nodeAddresses", [/expected a list of \{name, from, to\}/]));
+  it("refuses an entry that is not an object", () => rejects(withAddresses(["worker-1"]), "nodeAddresses[0]", [/expected \{name, from, to\}/, /"worker-1"/]));
+  it("refuses an unknown key in an entry and suggests the nearest", () =>
+    rejects(withAddresses([{ name: "worker-1", from: "10.0.0.21", too: "10.1.0.21", to: "10.1.0.21" }]), "nodeAddresses[0].too", [/unknown key/, /did you mean "to"/]));
+  it("refuses a missing name", () => rejects(withAddresses([{ from: "10.0.0.21", to: "10.1.0.21" }]), "nodeAddresses[0].name", [/is required/]));
+
+  it("refuses a name not in nodes and suggests the closest", () =>
+    rejects(withAddresses([{ name: "worker-1", from: "10.0.0.21", to: "10.1.0.21" }, { name: "wrker-1", from: "10.0.0.21", to: "10.1.0.22" }]), "nodeAddresses[1].name", [
+      /"wrker-1" is not in nodes/,
+      /did you mean "worker-1"/,
+    ]));
+
+  it("refuses a from that is not an IP address", () =>
+    rejects(withAddresses([{ name: "worker-1", from: "worker-1.lan", to: "10.1.0.21" }]), "nodeAddresses[0].from", [/"worker-1\.lan" is not an IP address/, /IPv4 or IPv6/]));
+  it("refuses a to that is not an IP address (a CIDR is not one)", () =>
+    rejects(withAddresses([{ name: "worker-1", from: "10.0.0.21", to: "10.1.0.21/24" }]), "nodeAddresses[0].to", [/"10\.1\.0\.21\/24" is not an IP address/]));
+
+  it("refuses a from other than the node's host", () =>
+    rejects(withAddresses([{ name: "worker-1", from: "10.0.0.99", to: "10.1.0.21" }]), "nodeAddresses[0].from", [/"10\.0\.0\.99" is not worker-1's current address/, /nodes\[\]\.host is 10\.0\.0\.21/]));
+
+  it("refuses a from other than the Node's InternalIP when the inventory is known, the host being a DNS name", () => {
+    const values = withAddresses([{ name: "worker-1", from: "10.0.0.21", to: "10.1.0.21" }], (v) => {
+      (v.nodes as Array<Record<string, unknown>>)[3].host = "worker-1.example.internal";
+    });
+    rejects(values, "nodeAddresses[0].from", [/not worker-1's current address/, /Node worker-1 has InternalIP 10\.0\.0\.31/], inventory([{ name: "worker-1", ips: ["10.0.0.31"] }]));
+  });
+
+  it("accepts a from matching the InternalIP when the host is a DNS name", () => {
+    const values = withAddresses([{ name: "worker-1", from: "10.0.0.31", to: "10.1.0.21" }], (v) => {
+      (v.nodes as Array<Record<string, unknown>>)[3].host = "worker-1.example.internal";
+    });
+    const config = validateConfig({ values }, { inventory: inventory([{ name: "worker-1", ips: ["10.0.0.31"] }]), planOnly: true });
+    assert.equal(config.nodeAddresses[0].from, "10.0.0.31");
+  });
+
+  it("refuses from equal to to", () =>
+    rejects(withAddresses([{ name: "worker-1", from: "10.0.0.21", to: "10.0.0.21" }]), "nodeAddresses[0].to", [/"10\.0\.0\.21" equals nodeAddresses\[0\]\.from/, /nothing to change/]));
+
+  it("refuses from and to of different families", () =>
+    rejects(withAddresses([{ name: "worker-1", from: "10.0.0.21", to: "fd00:2::21" }]), "nodeAddresses[0].to", [/"fd00:2::21" is IPv6/, /10\.0\.0\.21 is IPv4/, /within its family/]));
+
+  for (const [range, to, key] of [
+    ["old Service", "10.96.0.5", "serviceCidr.from"],
+    ["new Service", "10.112.3.4", "serviceCidr.to"],
+    ["old Pod", "10.244.9.9", "podCidr.from"],
+    ["new Pod", "10.48.1.1", "podCidr.to"],
+  ] as const) {
+    it(`refuses a to in the ${range} range, naming ${key}`, () =>
+      rejects(withAddresses([{ name: "worker-1", from: "10.0.0.21", to }]), "nodeAddresses[0].to", [new RegExp(`lies in ${key.replace(".", "\\.")}`), /outside every Service and Pod range/]));
+  }
+
+  it("refuses a to in an IPv6 pod range", () =>
+    rejects(withAddresses([{ name: "worker-1", from: "fd00:1::21", to: "fd00:48::7" }], IPV6_VALUES), "nodeAddresses[0].to", [/lies in podCidr\.to fd00:48::\/56/]));
+
+  it("refuses a to that is another node's current address (nodes[].host)", () =>
+    rejects(withAddresses([{ name: "worker-1", from: "10.0.0.21", to: "10.0.0.12" }]), "nodeAddresses[0].to", [/"10\.0\.0\.12" is already nodes\[1\]\.host \(cp-2\)'s address/]));
+
+  it("refuses a to that is another Node's InternalIP from the inventory", () =>
+    rejects(withAddresses([{ name: "worker-1", from: "10.0.0.21", to: "10.0.0.77" }]), "nodeAddresses[0].to", [/Node worker-9 InternalIP/], inventory([{ name: "worker-1", ips: ["10.0.0.21"] }, { name: "worker-9", ips: ["10.0.0.77"] }])));
+
+  it("refuses a swap: one node's to is the address another node leaves", () => {
+    const problems = problemsOf(
+      withAddresses([
+        { name: "cp-1", from: "10.0.0.11", to: "10.0.0.12" },
+        { name: "cp-2", from: "10.0.0.12", to: "10.0.0.11" },
+      ]),
+      { planOnly: true },
+    );
+    assert.deepEqual(problems.map((p) => p.key), ["cidr-migration:nodeAddresses[0].to", "cidr-migration:nodeAddresses[1].to"]);
+    assert.match(problems[0].message, /already nodes\[1\]\.host \(cp-2\)'s address/);
+  });
+
+  it("refuses two entries planning the same to", () =>
+    rejects(withAddresses([{ name: "worker-1", from: "10.0.0.21", to: "10.1.0.5" }, { name: "cp-1", from: "10.0.0.11", to: "10.1.0.5" }]), "nodeAddresses[1].to", [
+      /"10\.1\.0\.5" is also nodeAddresses\[0\]\.to/,
+    ]));
+
+  it("refuses two entries for one node", () =>
+    rejects(withAddresses([{ name: "worker-1", from: "10.0.0.21", to: "10.1.0.21" }, { name: "worker-1", from: "10.0.0.21", to: "10.1.0.22" }]), "nodeAddresses[1].name", [
+      /"worker-1" is already changed by nodeAddresses\[0\]/,
+    ]));
+
+  it("reports every problem at once, each on its own key", () => {
+    const problems = problemsOf(
+      withAddresses([
+        { name: "wrker-1", from: "10.0.0.21", to: "10.1.0.21" },
+        { name: "cp-1", from: "not-an-ip", to: "10.96.0.7" },
+      ]),
+      { planOnly: true },
+    );
+    assert.deepEqual(problems.map((p) => p.key).sort(), ["cidr-migration:nodeAddresses[0].name", "cidr-migration:nodeAddresses[1].from", "cidr-migration:nodeAddresses[1].to"]);
+  });
+});
