@@ -1,6 +1,7 @@
 import { KubeObject, KubeRest } from "./kubeRest";
 import { retryOnConflict } from "./retryOnConflict";
 import { inLanes } from "../concurrency/inLanes";
+import { externalIpsOf } from "./oldIpBridge";
 
 /**
  * The new address routed first (config services.routeNewIpsFirst): before the swaps, each moving Service also
@@ -21,11 +22,6 @@ export const AHEAD_ANNOTATION = "cidr-migration.io/new-cluster-ip-ahead";
 function dropsTrafficPolicy(service: KubeObject, keptExternalIps: string[]): boolean {
   const type = (service.spec as { type?: string } | undefined)?.type ?? "ClusterIP";
   return keptExternalIps.length === 0 && type === "ClusterIP";
-}
-
-function externalIpsOf(service: KubeObject): string[] {
-  const ips = (service.spec as { externalIPs?: unknown } | undefined)?.externalIPs;
-  return Array.isArray(ips) ? ips.filter((ip): ip is string => typeof ip === "string") : [];
 }
 
 /** The planned IP a Service is routed ahead at, when it is. */

@@ -11,7 +11,8 @@ import { BRIDGE_ANNOTATION } from "./ipAnnotations";
 
 export { BRIDGE_ANNOTATION };
 
-function externalIpsOf(service: KubeObject): string[] {
+/** A Service's spec.externalIPs, or none. */
+export function externalIpsOf(service: KubeObject): string[] {
   const ips = (service.spec as { externalIPs?: unknown } | undefined)?.externalIPs;
   return Array.isArray(ips) ? ips.filter((ip): ip is string => typeof ip === "string") : [];
 }

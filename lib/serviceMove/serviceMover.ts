@@ -18,7 +18,7 @@ import { inLanes } from "../concurrency/inLanes";
 import { Prepared, abandon, detachMove, journalEntryFor, preparedMove } from "./prepare";
 import { ensureStandIn } from "./standInMove";
 import { Swapped, swapMove, waitGone } from "./swap";
-import { removeNewIpsAhead, routeNewIpsAhead } from "./newIpAhead";
+import { AHEAD_ANNOTATION, removeNewIpsAhead, routeNewIpsAhead } from "./newIpAhead";
 import { sleep } from "../concurrency/sleep";
 
 /**
@@ -316,7 +316,7 @@ async function routeAhead(run: Run, work: Array<Exclude<Decision, { kind: "skip"
 async function sweepAhead(ctx: Context): Promise<void> {
   if (!ctx.options.routeNewIpsFirst) return;
   await removeNewIpsAhead(ctx.rest).catch((err) => {
-    ctx.warnings.push(`${failureLine(err, ctx.rest.server, "removing the planned ClusterIPs routed first")}; Services still holding one carry the annotation cidr-migration.io/new-cluster-ip-ahead: the next run removes them, or remove that externalIP and the annotation yourself`);
+    ctx.warnings.push(`${failureLine(err, ctx.rest.server, "removing the planned ClusterIPs routed first")}; Services still holding one carry the annotation ${AHEAD_ANNOTATION}: the next run removes them, or remove that externalIP and the annotation yourself`);
   });
 }
 
