@@ -1,10 +1,10 @@
 import { ConfigError } from "./errors";
 import { Inventory } from "../plan/inventory";
-import { Cni, DEFAULT_SERVICE_PARALLELISM, MigrationConfig, NodeRole, NodeTarget, RolloutStrategy, ServiceStrategy } from "./migrationConfig";
+import { Cni, DEFAULT_SERVICE_PARALLELISM, MigrationConfig, NodeRole, SecondFamily, NodeTarget, RolloutStrategy, ServiceStrategy } from "./migrationConfig";
 import { hostProblem, nodeNameProblem, PREFLIGHT_CHECK, userNameProblem } from "./nodeIdentity";
 import { closest } from "fastest-levenshtein";
 import { ConfigSource, Reader, isEncrypted, setCommand, show } from "./configReader";
-import { readFamilyRanges } from "./familyRanges";
+import { FamilyRanges, readFamilyRanges } from "./familyRanges";
 import { checkFamilyRanges } from "./rangeChecks";
 import { readNodeAddresses } from "./nodeAddresses";
 
@@ -20,7 +20,7 @@ export interface ValidationContext {
   inventory?: Inventory;
   /**
    * The caller only shows the plan and changes nothing (`cidr-migration plan`): valid node address changes are then
-   * returned rather than refused, since executing them is not built yet (issue 16).
+   * returned rather than refused, and so is a dual-stack pair, since executing them is not built yet (issues 16, 17).
    */
   planOnly?: boolean;
 }
@@ -91,8 +91,8 @@ export function validateConfig(source: ConfigSource, context: ValidationContext 
   };
 
   for (const family of families ?? []) checkFamilyRanges(r, family, families!.length > 1, nodes, context.inventory);
-  if (families && families.length > 1 && r.problems.length === 0) {
-    r.fail("serviceCidr", `the ${families.map((f) => f.family).join(" + ")} pairs are valid, but this version moves one address family: moving or adding a second family is not built yet (issue 17), so a dual-stack run is refused before any change`);
+  if (families && families.length > 1 && r.problems.length === 0 && !context.planOnly) {
+    r.fail("serviceCidr", `the ${families.map((f) => f.family).join(" + ")} pairs are valid, and \`cidr-migration plan\` shows each family's moves, but executing a dual-stack run is not built yet (issue 17), so it is refused before any change`);
   }
   checkRollout(r, nodeRollout, nodes);
   checkStrategies(r, services.strategy, nodeRollout.strategy);
@@ -106,6 +106,7 @@ export function validateConfig(source: ConfigSource, context: ValidationContext 
   return {
     serviceCidr: { from: families![0].service.from!, to: families![0].service.to },
     podCidr: { from: families![0].pod.from!, to: families![0].pod.to, nodeMaskSize: families![0].pod.nodeMaskSize },
+    ...(families!.length > 1 ? { secondFamily: secondFamilyOf(families![1]) } : {}),
     cni,
     kubeconfig,
     etcd,
@@ -116,6 +117,15 @@ export function validateConfig(source: ConfigSource, context: ValidationContext 
     nodeRollout,
     services,
     snapshot,
+  };
+}
+
+function secondFamilyOf(f: FamilyRanges): SecondFamily {
+  return {
+    family: f.family,
+    role: f.role === "add" ? "add" : "move",
+    serviceCidr: { ...(f.service.from ? { from: f.service.from } : {}), to: f.service.to },
+    podCidr: { ...(f.pod.from ? { from: f.pod.from } : {}), to: f.pod.to, nodeMaskSize: f.pod.nodeMaskSize },
   };
 }
 

@@ -1,3 +1,4 @@
+import { IpFamily } from "../net/cidr";
 import { Sensitive } from "./sensitive";
 
 /** The typed, validated stack config. Produced only by lib/config.ts; every CIDR here is normalized. */
@@ -15,6 +16,17 @@ export interface CidrMove {
 
 export interface PodCidrMove extends CidrMove {
   nodeMaskSize: number;
+}
+
+/**
+ * The second address family of a dual-stack run (issue 17): moved beside the primary one, or added to a
+ * single-stack cluster ("add": no `from`; the primary family's from and to are then equal).
+ */
+export interface SecondFamily {
+  family: IpFamily;
+  role: "move" | "add";
+  serviceCidr: { from?: string; to: string };
+  podCidr: { from?: string; to: string; nodeMaskSize: number };
 }
 
 export interface NodeTarget {
@@ -37,6 +49,8 @@ export interface NodeAddressChange {
 export interface MigrationConfig {
   serviceCidr: CidrMove;
   podCidr: PodCidrMove;
+  /** Absent on a single-stack run. Planned; a run that moves or adds it is refused before any change for now. */
+  secondFamily?: SecondFamily;
   cni: Cni;
   /** A kubeconfig path, or its content as a secret. */
   kubeconfig: { path?: string; content?: Sensitive };

@@ -1,5 +1,5 @@
 import { AddressMapper } from "../net/addressMapper";
-import { addressOffset, cidrContains, dnsServiceIP, isIpAddress, kubernetesServiceIP, parseCidr } from "../net/cidr";
+import { addressOffset, cidrContains, dnsServiceIP, familyOf, isIpAddress, kubernetesServiceIP, parseCidr } from "../net/cidr";
 import { allocateNodeSubnets } from "../net/nodeSubnets";
 import { ConfigError, UserError } from "../config/errors";
 import { Inventory, NodeInfo, ServiceInfo } from "./inventory";
@@ -100,6 +100,7 @@ function planCluster(config: MigrationConfig, inventory: Inventory): Plan {
     ...(config.services.strategy === "etcd-rewrite" ? { strategy: "etcd-rewrite" as const } : {}),
     serviceCidr: { ...config.serviceCidr },
     podCidr: { ...config.podCidr },
+    ...(config.secondFamily ? { secondFamily: structuredClone(config.secondFamily) } : {}),
     kubernetesService,
     dns,
     cni,
@@ -112,33 +113,84 @@ function planCluster(config: MigrationConfig, inventory: Inventory): Plan {
   };
 }
 
-/** Where a Service's ClusterIP lies, decided once per Service. */
-type Placement = "no-ip" | "new-range" | "old-range" | "outside";
+/** Where a ClusterIP lies against its family's ranges, decided once per address. */
+type Placement = "new-range" | "old-range" | "outside";
+
+/** One address family's Service range in a run; `from` equals `to` for a family the run keeps or adds. */
+interface FamilyRange {
+  from: string;
+  to: string;
+  mapper: AddressMapper;
+}
+
+/** One ClusterIP of a Service, with its family's range (undefined: a family the run does not know) and where it ends. */
+interface PlannedAddress {
+  ip: string;
+  range?: FamilyRange;
+  placement: Placement;
+  newIp?: string;
+}
+
+function placementIn(range: FamilyRange | undefined, ip: string): Placement {
+  if (!range) return "outside";
+  if (cidrContains(range.to, ip)) return "new-range";
+  return cidrContains(range.from, ip) ? "old-range" : "outside";
+}
+
+/** The Service ranges of the run, primary family first; an address picks its own family's (issue 17). */
+function familyRanges(config: MigrationConfig, kubernetesNewIP: string): { primary: FamilyRange; rangeOf: (ip: string) => FamilyRange | undefined } {
+  const { from, to } = config.serviceCidr;
+  const primary = { from, to, mapper: new AddressMapper(from, to, [kubernetesNewIP]) };
+  const second = config.secondFamily;
+  if (!second) return { primary, rangeOf: () => primary };
+  const secondFrom = second.serviceCidr.from ?? second.serviceCidr.to;
+  const secondRange = { from: secondFrom, to: second.serviceCidr.to, mapper: new AddressMapper(secondFrom, second.serviceCidr.to) };
+  const primaryFamily = familyOf(to);
+  return { primary, rangeOf: (ip) => (familyOf(ip) === primaryFamily ? primary : familyOf(ip) === second.family ? secondRange : undefined) };
+}
 
 function planServices(config: MigrationConfig, live: ServiceInfo[], kubernetesNewIP: string, warnings: PlanWarning[]): ServiceMove[] {
-  const { from, to } = config.serviceCidr;
-  const mapper = new AddressMapper(from, to, [kubernetesNewIP]);
+  const { primary, rangeOf } = familyRanges(config, kubernetesNewIP);
+  const dualStack = config.secondFamily !== undefined;
   const dnsKey = serviceRefKey(config.dns);
   // Between dns/temporary-service and dns/final-swap the DNS stand-in holds the DNS Service's final IP: a re-run
   // plans the DNS Service onto that IP again rather than around it.
   const standInKey = serviceRefKey({ namespace: config.dns.namespace, name: standInName(config.dns.name) });
+  // A single-stack run plans spec.clusterIP; a dual-stack one every address in spec.clusterIPs, each in its family.
+  const addressesOf = (s: ServiceInfo): PlannedAddress[] => {
+    if (s.type === "ExternalName" || !s.clusterIP || !isIpAddress(s.clusterIP)) return [];
+    if (!dualStack) return [{ ip: s.clusterIP, range: primary, placement: placementIn(primary, s.clusterIP) }];
+    return (s.clusterIPs?.length ? s.clusterIPs : [s.clusterIP]).filter(isIpAddress).map((ip) => {
+      const range = rangeOf(ip);
+      return { ip, range, placement: placementIn(range, ip) };
+    });
+  };
   // Sorted in place by a key computed once per Service: at 500,000 Services wrapper arrays cost more than the sort.
-  const entries = live.map((s) => ({ s, key: serviceRefKey(s), placement: placementOf(s, from, to), newIp: undefined as string | undefined }));
+  const entries = live.map((s) => ({ s, key: serviceRefKey(s), addresses: addressesOf(s) }));
   // The apiserver lists in etcd key order, which is namespace/name order: then the sort is one linear check.
   if (!entries.every((e, i) => i === 0 || compare(entries[i - 1].key, e.key) <= 0)) entries.sort((a, b) => compare(a.key, b.key));
   refuseDuplicateClusterIPs(entries);
 
-  const moves = (e: (typeof entries)[number]) => e.placement === "old-range" && !isKubernetesService(e.s);
+  const inNewRange = (e: (typeof entries)[number]) => e.addresses.length > 0 && e.addresses.every((a) => a.placement === "new-range");
+  const moves = (e: (typeof entries)[number]) => !isKubernetesService(e.s) && e.addresses.some((a) => a.placement === "old-range");
+  const mapOld = (e: (typeof entries)[number]) => {
+    for (const a of e.addresses) if (a.placement === "old-range") a.newIp = a.range!.mapper.map(a.ip);
+  };
+  const reserve = (e: (typeof entries)[number]) => {
+    for (const a of e.addresses) if (a.placement === "new-range") a.range!.mapper.reserve(a.ip);
+  };
   const dns = entries.find((e) => e.key === dnsKey);
-  const standIn = dns && moves(dns) ? entries.find((e) => e.key === standInKey && e.placement === "new-range") : undefined;
+  const standIn = dns && moves(dns) ? entries.find((e) => e.key === standInKey && inNewRange(e)) : undefined;
   // Addresses already in the new range stay where they are: nothing may be mapped onto them.
-  for (const e of entries) if (e.placement === "new-range" && !isKubernetesService(e.s) && e !== standIn) mapper.reserve(e.s.clusterIP!);
+  for (const e of entries) if (!isKubernetesService(e.s) && e !== standIn) reserve(e);
   // The DNS Service is mapped first so that it keeps its offset (10.96.0.10 → <new>.10) whatever else moves.
-  if (dns && moves(dns)) dns.newIp = mapper.map(dns.s.clusterIP!);
-  if (standIn) mapper.reserve(standIn.s.clusterIP!);
-  for (const e of entries) if (moves(e) && e !== dns) e.newIp = mapper.map(e.s.clusterIP!);
+  if (dns && moves(dns)) mapOld(dns);
+  if (standIn) reserve(standIn);
+  for (const e of entries) if (moves(e) && e !== dns) mapOld(e);
 
-  return entries.map(({ s, key, placement, newIp }): ServiceMove => {
+  return entries.map((e): ServiceMove => {
+    const { s, key, addresses } = e;
+    const dual = addresses.length > 1;
     const move = (action: ServiceMove["action"], reason: string, keepsOffset: boolean, newClusterIP?: string): ServiceMove => ({
       namespace: s.namespace,
       name: s.name,
@@ -148,6 +200,7 @@ function planServices(config: MigrationConfig, live: ServiceInfo[], kubernetesNe
       action,
       reason,
       keepsOffset,
+      ...(dual ? { oldClusterIPs: addresses.map((a) => a.ip), newClusterIPs: addresses.map((a) => a.newIp ?? a.ip) } : {}),
     });
     if (isKubernetesService(s)) {
       // An expansion keeps the first IP: nothing to re-create.
@@ -155,17 +208,25 @@ function planServices(config: MigrationConfig, live: ServiceInfo[], kubernetesNe
         ? move("unchanged", "already at the new range's first IP", true, kubernetesNewIP)
         : move("recreate", "re-created by the apiserver at the new range's first IP", true, kubernetesNewIP);
     }
-    if (key === standInKey && placement === "new-range") return move("unchanged", "the DNS stand-in; dns/final-swap removes it", true, s.clusterIP);
+    if (key === standInKey && inNewRange(e)) return move("unchanged", "the DNS stand-in; dns/final-swap removes it", true, s.clusterIP);
     if (s.type === "ExternalName") return move("unchanged", "ExternalName has no ClusterIP", false);
     if (s.clusterIP === "None") return move("unchanged", "headless: no ClusterIP to move", false);
-    if (placement === "no-ip") return move("unchanged", "no ClusterIP", false);
-    if (placement === "new-range") return move("unchanged", "already in the new range", true, s.clusterIP);
-    if (placement === "outside") {
-      warnings.push({ code: "SERVICE_OUTSIDE_OLD_RANGE", message: `ClusterIP ${s.clusterIP} lies in neither the old nor the new Service range; left alone`, object: `Service ${key}` });
-      return move("unchanged", "ClusterIP outside the old range", false);
+    if (addresses.length === 0) return move("unchanged", "no ClusterIP", false);
+    for (const a of addresses) {
+      if (a.placement !== "outside") continue;
+      const where = a.range ? "in neither the old nor the new Service range" : `of a family (${familyOf(a.ip)}) the run does not configure`;
+      warnings.push({ code: "SERVICE_OUTSIDE_OLD_RANGE", message: `ClusterIP ${a.ip} lies ${where}; left alone`, object: `Service ${key}` });
     }
-    const newClusterIP = newIp!;
-    const keepsOffset = addressOffset(to, newClusterIP) === addressOffset(from, s.clusterIP!);
+    if (!moves(e)) {
+      return inNewRange(e) ? move("unchanged", "already in the new range", true, s.clusterIP) : move("unchanged", "ClusterIP outside the old range", false);
+    }
+    const moved = addresses.filter((a) => a.newIp !== undefined);
+    let keepsOffset = true;
+    for (const a of moved) {
+      if (addressOffset(a.range!.to, a.newIp!) === addressOffset(a.range!.from, a.ip)) continue;
+      keepsOffset = false;
+      warnings.push({ code: "SERVICE_OFFSET_TAKEN", message: `the offset of ${a.ip} is not free in ${a.range!.to}; planned at ${a.newIp} instead`, object: `Service ${key}` });
+    }
     if (s.type === "LoadBalancer") {
       warnings.push({
         code: config.services.allowLoadBalancerRecreate ? "LOADBALANCER_RECREATE" : "LOADBALANCER_NEEDS_CONSENT",
@@ -175,29 +236,20 @@ function planServices(config: MigrationConfig, live: ServiceInfo[], kubernetesNe
         object: `Service ${key}`,
       });
     }
-    if (!keepsOffset) {
-      warnings.push({ code: "SERVICE_OFFSET_TAKEN", message: `the offset of ${s.clusterIP} is not free in ${to}; planned at ${newClusterIP} instead`, object: `Service ${key}` });
-    }
-    return move("recreate", "ClusterIP in the old range", keepsOffset, newClusterIP);
+    return move("recreate", "ClusterIP in the old range", keepsOffset, addresses[0].newIp ?? addresses[0].ip);
   });
 }
 
-function placementOf(s: ServiceInfo, from: string, to: string): Placement {
-  if (s.type === "ExternalName" || !s.clusterIP || !isIpAddress(s.clusterIP)) return "no-ip";
-  if (cidrContains(to, s.clusterIP)) return "new-range";
-  return cidrContains(from, s.clusterIP) ? "old-range" : "outside";
-}
-
 /** The apiserver never hands one ClusterIP to two Services; an inventory that does is corrupt, and planning it would collide. */
-function refuseDuplicateClusterIPs(entries: Array<{ s: ServiceInfo; key: string; placement: Placement }>): void {
-  // One Set insertion per Service; the owners are looked up only on the (corrupt, rare) duplicate.
+function refuseDuplicateClusterIPs(entries: Array<{ s: ServiceInfo; key: string; addresses: PlannedAddress[] }>): void {
+  // One Set insertion per address; the owners are looked up only on the (corrupt, rare) duplicate.
   const seen = new Set<string>();
-  for (const { s, key, placement } of entries) {
-    if (placement === "no-ip") continue;
-    const before = seen.size;
-    if (seen.add(s.clusterIP!).size === before) {
-      const first = entries.find((e) => e.placement !== "no-ip" && e.s.clusterIP === s.clusterIP)!;
-      throw new UserError(`Services ${first.key} and ${key} both claim ClusterIP ${s.clusterIP}; the inventory is inconsistent — take it again from the live cluster`);
+  for (const { key, addresses } of entries) {
+    for (const { ip } of addresses) {
+      const before = seen.size;
+      if (seen.add(ip).size !== before) continue;
+      const first = entries.find((e) => e.addresses.some((a) => a.ip === ip))!;
+      throw new UserError(`Services ${first.key} and ${key} both claim ClusterIP ${ip}; the inventory is inconsistent — take it again from the live cluster`);
     }
   }
 }
@@ -218,12 +270,24 @@ function planNodes(config: MigrationConfig, live: NodeInfo[], warnings: PlanWarn
     }
   }
 
-  const keepsSubnet = new Set(
-    sorted.filter((n) => n.podCIDR !== undefined && cidrContains(to, n.podCIDR) && parseCidr(n.podCIDR).prefix === nodeMaskSize),
-  );
-  const keeps = (n: NodeInfo) => keepsSubnet.has(n);
+  // A node keeps a subnet already in its family's new range, at the node mask; it moves when any family does not.
+  const fits = (range: string, mask: number, subnet: string | undefined) => subnet !== undefined && cidrContains(range, subnet) && parseCidr(subnet).prefix === mask;
+  const keepsPrimary = new Set(sorted.filter((n) => fits(to, nodeMaskSize, n.podCIDRs?.[0] ?? n.podCIDR)));
+  const second = config.secondFamily?.podCidr;
+  const secondOf = (n: NodeInfo) => n.podCIDRs?.[1];
+  const keepsSecond = new Set(second ? sorted.filter((n) => fits(second.to, second.nodeMaskSize, secondOf(n))) : sorted);
+  const keeps = (n: NodeInfo) => keepsPrimary.has(n) && keepsSecond.has(n);
   const moving = sorted.filter((n) => !keeps(n));
-  const subnets = allocateNodeSubnets(to, nodeMaskSize, moving.map((n) => n.name), [...keepsSubnet].map((n) => n.podCIDR!));
+  const primaryOf = (n: NodeInfo) => n.podCIDRs?.[0] ?? n.podCIDR;
+  const subnets = allocateNodeSubnets(to, nodeMaskSize, moving.filter((n) => !keepsPrimary.has(n)).map((n) => n.name), [...keepsPrimary].map((n) => primaryOf(n)!));
+  const secondSubnets = second
+    ? allocateNodeSubnets(second.to, second.nodeMaskSize, moving.filter((n) => !keepsSecond.has(n)).map((n) => n.name), [...keepsSecond].map((n) => secondOf(n)!))
+    : undefined;
+  const newPrimary = (n: NodeInfo) => (keepsPrimary.has(n) ? primaryOf(n)! : subnets.get(n.name)!);
+  const familyPair = (n: NodeInfo, newPodCIDR: string) =>
+    secondSubnets
+      ? { oldPodCIDRs: n.podCIDRs ?? (n.podCIDR ? [n.podCIDR] : []), newPodCIDRs: [newPodCIDR, keepsSecond.has(n) ? secondOf(n)! : secondSubnets.get(n.name)!] }
+      : {};
   const isControlPlane = (n: NodeInfo) => configured.get(n.name)?.role === "control-plane" || (!configured.has(n.name) && n.controlPlane);
 
   // Rollout order: the canary alone, then control-plane nodes one at a time (etcd quorum), then workers in batches.
@@ -245,28 +309,39 @@ function planNodes(config: MigrationConfig, live: NodeInfo[], warnings: PlanWarn
     name: node.name,
     role: isControlPlane(node) ? "control-plane" : "worker",
     oldPodCIDR: node.podCIDR,
-    newPodCIDR: subnets.get(node.name)!,
+    newPodCIDR: newPrimary(node),
     action: "move",
     batch: b,
     canary: c,
+    ...familyPair(node, newPrimary(node)),
   }));
-  for (const n of keepsSubnet) {
-    moves.push({ name: n.name, role: isControlPlane(n) ? "control-plane" : "worker", oldPodCIDR: n.podCIDR, newPodCIDR: n.podCIDR!, action: "unchanged", batch: -1, canary: false });
+  for (const n of sorted.filter(keeps)) {
+    moves.push({ name: n.name, role: isControlPlane(n) ? "control-plane" : "worker", oldPodCIDR: n.podCIDR, newPodCIDR: n.podCIDR!, action: "unchanged", batch: -1, canary: false, ...familyPair(n, n.podCIDR!) });
   }
   return moves;
 }
 
+/** A key's ranges as a comma-separated flag value holds them: the primary family's, then the second's if any. */
+function rangeList(primary: string, second: string | undefined): string {
+  return second === undefined ? primary : `${primary},${second}`;
+}
+
 function checkClusterConfig(config: MigrationConfig, inventory: Inventory, warnings: PlanWarning[]): void {
-  const { podCidr, serviceCidr } = config;
+  const second = config.secondFamily;
+  // An add-family run's cluster still holds the first family alone.
+  const podFrom = rangeList(config.podCidr.from, second?.podCidr.from);
+  const podTo = rangeList(config.podCidr.to, second?.podCidr.to);
+  const serviceFrom = rangeList(config.serviceCidr.from, second?.serviceCidr.from);
+  const serviceTo = rangeList(config.serviceCidr.to, second?.serviceCidr.to);
   const proxyCidr = inventory.kubeProxy?.clusterCIDR;
-  if (proxyCidr && proxyCidr !== podCidr.from && proxyCidr !== podCidr.to) {
-    warnings.push({ code: "KUBE_PROXY_CIDR_MISMATCH", message: `kube-proxy clusterCIDR is ${proxyCidr}, expected podCidr.from ${podCidr.from}; check the config`, object: "ConfigMap kube-system/kube-proxy" });
+  if (proxyCidr && proxyCidr !== podFrom && proxyCidr !== podTo) {
+    warnings.push({ code: "KUBE_PROXY_CIDR_MISMATCH", message: `kube-proxy clusterCIDR is ${proxyCidr}, expected podCidr.from ${podFrom}; check the config`, object: "ConfigMap kube-system/kube-proxy" });
   }
   const kubeadm = inventory.kubeadmConfig;
-  if (kubeadm?.podSubnet && kubeadm.podSubnet !== podCidr.from && kubeadm.podSubnet !== podCidr.to) {
-    warnings.push({ code: "KUBEADM_POD_SUBNET_MISMATCH", message: `networking.podSubnet is ${kubeadm.podSubnet}, expected podCidr.from ${podCidr.from}`, object: "ConfigMap kube-system/kubeadm-config" });
+  if (kubeadm?.podSubnet && kubeadm.podSubnet !== podFrom && kubeadm.podSubnet !== podTo) {
+    warnings.push({ code: "KUBEADM_POD_SUBNET_MISMATCH", message: `networking.podSubnet is ${kubeadm.podSubnet}, expected podCidr.from ${podFrom}`, object: "ConfigMap kube-system/kubeadm-config" });
   }
-  if (kubeadm?.serviceSubnet && kubeadm.serviceSubnet !== serviceCidr.from && kubeadm.serviceSubnet !== serviceCidr.to) {
-    warnings.push({ code: "KUBEADM_SERVICE_SUBNET_MISMATCH", message: `networking.serviceSubnet is ${kubeadm.serviceSubnet}, expected serviceCidr.from ${serviceCidr.from}`, object: "ConfigMap kube-system/kubeadm-config" });
+  if (kubeadm?.serviceSubnet && kubeadm.serviceSubnet !== serviceFrom && kubeadm.serviceSubnet !== serviceTo) {
+    warnings.push({ code: "KUBEADM_SERVICE_SUBNET_MISMATCH", message: `networking.serviceSubnet is ${kubeadm.serviceSubnet}, expected serviceCidr.from ${serviceFrom}`, object: "ConfigMap kube-system/kubeadm-config" });
   }
 }

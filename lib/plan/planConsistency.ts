@@ -1,4 +1,4 @@
-import { cidrContains, isIpAddress, kubernetesServiceIP, parseCanonicalDottedQuad, parseCidr } from "../net/cidr";
+import { cidrContains, familyOf, isIpAddress, kubernetesServiceIP, parseCanonicalDottedQuad, parseCidr } from "../net/cidr";
 import { Plan, ServiceMove } from "./planModel";
 import { serviceMovesFromPlan, standInName } from "../serviceMove/planMoves";
 import { serviceRefKey } from "../serviceMove/serviceRef";
@@ -64,6 +64,9 @@ export function planInconsistencies(plan: Plan): string[] {
   const duplicates = new Set<string>();
   const holder = new Map<string, number>();
   const range = parseCidr(plan.serviceCidr.to);
+  // A dual-stack plan's addresses are each held to their own family's new range.
+  const second = plan.secondFamily;
+  const newRangeOf = (address: string) => (second && familyOf(address) === second.family ? second.serviceCidr.to : plan.serviceCidr.to);
   const [low, high] = range.family === "IPv4" ? [Number(range.network), Number(range.network + range.size)] : [0, -1];
   let previous = "";
   let expected = 0;
@@ -79,8 +82,8 @@ export function planInconsistencies(plan: Plan): string[] {
       // The old IP came from discovery, checked there; the new one must lie in the new range.
       if (s.oldClusterIP === undefined || s.newClusterIP === undefined || s.oldClusterIP === s.newClusterIP) {
         add(`Service ${key} is re-created from ${s.oldClusterIP ?? "no IP"} to ${s.newClusterIP ?? "no IP"}`);
-      } else if (n !== undefined ? n < low || n >= high : !inRange(range.cidr, s.newClusterIP)) {
-        add(`Service ${key} moves to ${s.newClusterIP}, outside the new range ${plan.serviceCidr.to}`);
+      } else if (n !== undefined ? n < low || n >= high : !inRange(newRangeOf(s.newClusterIP), s.newClusterIP)) {
+        add(`Service ${key} moves to ${s.newClusterIP}, outside the new range ${newRangeOf(s.newClusterIP)}`);
       }
       if ((rewrite || s !== dnsRow) && !isKubernetes(s)) {
         const step = serviceSteps[expected++];
@@ -98,13 +101,21 @@ export function planInconsistencies(plan: Plan): string[] {
       if (holder.has(final)) duplicates.add(final);
       else holder.set(final, i);
     }
+    if (s.oldClusterIPs || s.newClusterIPs) {
+      for (const m of dualStackRowProblems(s, newRangeOf)) add(`Service ${key} ${m}`);
+      // the first address is spec.clusterIP, counted above; the second family's is counted here
+      for (const other of s.newClusterIPs?.slice(1) ?? []) {
+        if (holder.has(other)) duplicates.add(other);
+        else holder.set(other, i);
+      }
+    }
   }
   const sorted = Float64Array.from(numeric).sort();
   for (let i = 1; i < sorted.length; i++) {
     if (sorted[i] === sorted[i - 1]) duplicates.add(formatIPv4(sorted[i]));
   }
   for (const address of duplicates) {
-    const owners = services.filter((s) => (s.newClusterIP ?? s.oldClusterIP) === address).map(serviceRefKey);
+    const owners = services.filter((s) => (s.newClusterIP ?? s.oldClusterIP) === address || s.newClusterIPs?.includes(address)).map(serviceRefKey);
     const standInShares = dnsMoves && owners.length === 2 && owners.includes(dnsKey) && owners.includes(standInKey) && address === plan.dns.newClusterIP;
     if (!standInShares) add(`Services ${owners.join(" and ")} both get ${address}`);
   }
@@ -169,15 +180,20 @@ export function planInconsistencies(plan: Plan): string[] {
 
   // Nodes: one row each, one subnet each, in the new range; a step exactly for each node that moves.
   const { to: podTo, nodeMaskSize } = plan.podCidr;
+  const fitsSecond = (pair: string[] | undefined) =>
+    pair !== undefined && pair.length === 2 && parseCidr(pair[1]).prefix === second!.podCidr.nodeMaskSize && cidrContains(second!.podCidr.to, pair[1]);
   const nodeRows = new Map<string, Plan["nodes"][number]>();
   const subnets = new Map<string, string>();
   const batches = new Map<number, string[]>();
   for (const n of plan.nodes) {
     if (nodeRows.has(n.name)) add(`Node ${n.name} has two rows`);
     nodeRows.set(n.name, n);
-    const other = subnets.get(n.newPodCIDR);
-    if (other !== undefined) add(`Nodes ${other} and ${n.name} both get ${n.newPodCIDR}`);
-    subnets.set(n.newPodCIDR, n.name);
+    for (const subnet of n.newPodCIDRs ? n.newPodCIDRs.slice(1).concat(n.newPodCIDR) : [n.newPodCIDR]) {
+      const other = subnets.get(subnet);
+      if (other !== undefined) add(`Nodes ${other} and ${n.name} both get ${subnet}`);
+      subnets.set(subnet, n.name);
+    }
+    if (second && !fitsSecond(n.newPodCIDRs)) add(`Node ${n.name} is planned ${JSON.stringify(n.newPodCIDRs)}: not ${n.newPodCIDR} then a /${second.podCidr.nodeMaskSize} of ${second.podCidr.to}`);
     if (n.action === "move") {
       if (n.batch < 0) add(`Node ${n.name} moves but is in no batch`);
       const batch = batches.get(n.batch);
@@ -357,4 +373,19 @@ function findCycle(edges: number[][]): number | undefined {
     }
   }
   return undefined;
+}
+
+/** A dual-stack row: one old and one new address per family, in one order, the first being spec.clusterIP's. */
+function dualStackRowProblems(s: ServiceMove, newRangeOf: (address: string) => string): string[] {
+  const olds = s.oldClusterIPs ?? [];
+  const news = s.newClusterIPs ?? [];
+  if (olds.length !== 2 || news.length !== 2) return [`lists ${olds.length} old and ${news.length} new ClusterIPs; a dual-stack row lists two of each`];
+  const problems: string[] = [];
+  if (olds[0] !== s.oldClusterIP || news[0] !== (s.newClusterIP ?? s.oldClusterIP)) problems.push(`lists ${olds[0]} -> ${news[0]} first but its ClusterIP goes ${s.oldClusterIP} -> ${s.newClusterIP}`);
+  for (let i = 0; i < 2; i++) {
+    if (familyOf(olds[i]) !== familyOf(news[i])) problems.push(`changes the family of ClusterIP ${olds[i]} to ${news[i]}`);
+    else if (olds[i] !== news[i] && !cidrContains(newRangeOf(news[i]), news[i])) problems.push(`moves to ${news[i]}, outside the new range ${newRangeOf(news[i])}`);
+  }
+  if (s.action !== "recreate" && (olds[0] !== news[0] || olds[1] !== news[1])) problems.push(`is unchanged but planned ${olds.join(", ")} -> ${news.join(", ")}`);
+  return problems;
 }

@@ -1,5 +1,7 @@
 /** The runbook as data: what lib/plan/plan.ts produces and everything downstream (index.ts, CLI, gate, report) reads. */
 
+import { SecondFamily } from "../config/migrationConfig";
+
 export type PhaseName =
   | "preflight"
   | "snapshot"
@@ -44,6 +46,12 @@ export interface ServiceMove {
   reason: string;
   /** True when the old IP was pinned by the user (or is the DNS IP) and keeps its offset. */
   keepsOffset: boolean;
+  /**
+   * A dual-stack run: every ClusterIP the Service holds, in its own ipFamilies order, and where each ends; present
+   * when it holds two. oldClusterIP/newClusterIP are the first of each, as spec.clusterIP is.
+   */
+  oldClusterIPs?: string[];
+  newClusterIPs?: string[];
 }
 
 export interface NodeMove {
@@ -56,6 +64,9 @@ export interface NodeMove {
   /** 0 is the canary batch; -1 for unchanged nodes. */
   batch: number;
   canary: boolean;
+  /** A dual-stack run: the node's podCIDRs in the cluster's family order, before and after (the second one new on an add-family run). */
+  oldPodCIDRs?: string[];
+  newPodCIDRs?: string[];
 }
 
 export interface PlanWarning {
@@ -82,6 +93,8 @@ export interface Plan {
   strategy?: "etcd-rewrite";
   serviceCidr: { from: string; to: string };
   podCidr: { from: string; to: string; nodeMaskSize: number };
+  /** A dual-stack run's second family, as configured; on an add-family run serviceCidr and podCidr stay as they are. */
+  secondFamily?: SecondFamily;
   kubernetesService: { oldClusterIP: string; newClusterIP: string };
   dns: { namespace: string; name: string; oldClusterIP?: string; newClusterIP: string };
   cni: "calico" | "flannel" | "cilium" | "none";

@@ -1,4 +1,5 @@
 import { cniSummary } from "./calicoPools";
+import { familyOf } from "../net/cidr";
 import { Plan } from "./planModel";
 import { renderTable, TextColumn, wrapWithPrefix } from "../report/textTable";
 
@@ -37,8 +38,20 @@ export function renderPlan(plan: Plan, opts: RenderOptions = {}): string {
   const out: string[] = [];
   out.push("cidr-migration plan");
   out.push("");
-  out.push(`Service CIDR  ${plan.serviceCidr.from} -> ${plan.serviceCidr.to}`);
-  out.push(`Pod CIDR      ${plan.podCidr.from} -> ${plan.podCidr.to} (node mask /${plan.podCidr.nodeMaskSize})`);
+  const second = plan.secondFamily;
+  if (!second) {
+    out.push(`Service CIDR  ${plan.serviceCidr.from} -> ${plan.serviceCidr.to}`);
+    out.push(`Pod CIDR      ${plan.podCidr.from} -> ${plan.podCidr.to} (node mask /${plan.podCidr.nodeMaskSize})`);
+  } else {
+    // one line per family: the primary family first, as the flags list them
+    const primary = familyOf(plan.serviceCidr.to);
+    const unchanged = (from: string, to: string) => (from === to ? `${to} (kept)` : `${from} -> ${to}`);
+    const added = (from: string | undefined, to: string) => (from === undefined ? `${to} (added)` : `${from} -> ${to}`);
+    out.push(`Service CIDR  ${primary}: ${unchanged(plan.serviceCidr.from, plan.serviceCidr.to)}`);
+    out.push(`              ${second.family}: ${added(second.serviceCidr.from, second.serviceCidr.to)}`);
+    out.push(`Pod CIDR      ${primary}: ${unchanged(plan.podCidr.from, plan.podCidr.to)} (node mask /${plan.podCidr.nodeMaskSize})`);
+    out.push(`              ${second.family}: ${added(second.podCidr.from, second.podCidr.to)} (node mask /${second.podCidr.nodeMaskSize})`);
+  }
   out.push(`CNI           ${cniSummary(plan)}`);
   if (plan.calicoPools) out.push(`Calico pools  ${plan.calicoPools.reason}`);
   out.push(`kubernetes    ${plan.kubernetesService.oldClusterIP} -> ${plan.kubernetesService.newClusterIP}`);
@@ -75,7 +88,8 @@ export function renderPlan(plan: Plan, opts: RenderOptions = {}): string {
         "action",
         { header: "reason", wrap: true, min: 20, detail: 1 },
       ],
-      plan.services.map((s) => [`${s.namespace}/${s.name}`, s.type, s.oldClusterIP ?? "-", s.newClusterIP ?? "-", s.action, s.reason]),
+      // a dual-stack Service lists both of its ClusterIPs, in its own family order
+      plan.services.map((s) => [`${s.namespace}/${s.name}`, s.type, s.oldClusterIPs?.join(", ") ?? s.oldClusterIP ?? "-", s.newClusterIPs?.join(", ") ?? s.newClusterIP ?? "-", s.action, s.reason]),
       width,
     ),
   );
@@ -84,7 +98,7 @@ export function renderPlan(plan: Plan, opts: RenderOptions = {}): string {
   out.push(
     table(
       [{ header: "batch", wrap: true, min: 5 }, { header: "node", wrap: true, min: 12 }, { header: "role", detail: 1 }, "old podCIDR", "new podCIDR", "action"],
-      plan.nodes.map((n) => [n.batch < 0 ? "-" : `${n.batch}${n.canary ? " (canary)" : ""}`, n.name, n.role, n.oldPodCIDR ?? "-", n.newPodCIDR, n.action]),
+      plan.nodes.map((n) => [n.batch < 0 ? "-" : `${n.batch}${n.canary ? " (canary)" : ""}`, n.name, n.role, (n.oldPodCIDRs?.join(", ") || n.oldPodCIDR) ?? "-", n.newPodCIDRs?.join(", ") ?? n.newPodCIDR, n.action]),
       width,
     ),
   );

@@ -17,6 +17,8 @@ export interface TestClusterOptions {
     serviceCidr: string;
     podCidr: string;
     nodeMaskSize?: number;
+    /** the second family's node mask when podCidr is a dual-stack pair "v4,v6" (default 64) */
+    secondNodeMaskSize?: number;
     dir?: string;
     /** default true */
     controllerManager?: boolean;
@@ -34,7 +36,10 @@ export interface ControllerManagerFlags {
     clusterCidr?: string;
     serviceClusterIpRange?: string;
     allocateNodeCidrs?: boolean;
+    /** the first family's node mask */
     nodeCidrMaskSize?: number;
+    /** the second family's, when clusterCidr is a dual-stack pair (default 64) */
+    secondNodeCidrMaskSize?: number;
 }
 
 export interface TestCluster {
@@ -238,7 +243,10 @@ export async function startTestCluster(opts: TestClusterOptions): Promise<TestCl
             `--allocate-node-cidrs=${flags.allocateNodeCidrs}`,
             `--cluster-cidr=${flags.clusterCidr}`,
             `--service-cluster-ip-range=${flags.serviceClusterIpRange}`,
-            `--node-cidr-mask-size=${flags.nodeCidrMaskSize}`,
+            // a dual-stack --cluster-cidr takes a mask per family: KCM refuses --node-cidr-mask-size with two ranges
+            ...(flags.clusterCidr.includes(",")
+                ? [`--node-cidr-mask-size-${familyFlag(flags.clusterCidr, 0)}=${flags.nodeCidrMaskSize}`, `--node-cidr-mask-size-${familyFlag(flags.clusterCidr, 1)}=${flags.secondNodeCidrMaskSize}`]
+                : [`--node-cidr-mask-size=${flags.nodeCidrMaskSize}`]),
             // no token controller: it would need the SA private key, and nothing here runs pods
             "--controllers=*,-serviceaccount-token",
             // no kubelet heartbeats here: a year of grace keeps the node lifecycle controller from
@@ -315,6 +323,7 @@ export async function startTestCluster(opts: TestClusterOptions): Promise<TestCl
         serviceClusterIpRange: opts.serviceCidr,
         allocateNodeCidrs: true,
         nodeCidrMaskSize: opts.nodeMaskSize ?? 24,
+        secondNodeCidrMaskSize: opts.secondNodeMaskSize ?? 64,
     };
 
     let stopped = false;
@@ -390,6 +399,7 @@ export async function startTestCluster(opts: TestClusterOptions): Promise<TestCl
                 serviceClusterIpRange: flags.serviceClusterIpRange ?? previous.serviceClusterIpRange,
                 allocateNodeCidrs: flags.allocateNodeCidrs ?? previous.allocateNodeCidrs,
                 nodeCidrMaskSize: flags.nodeCidrMaskSize ?? previous.nodeCidrMaskSize,
+                secondNodeCidrMaskSize: flags.secondNodeCidrMaskSize ?? previous.secondNodeCidrMaskSize,
             });
         },
         waitControllerManagerHealthy,
@@ -406,4 +416,9 @@ export async function startTestCluster(opts: TestClusterOptions): Promise<TestCl
         }),
         stop,
     };
+}
+
+/** "ipv4" or "ipv6": the family of the n-th range of a comma-separated --cluster-cidr. */
+function familyFlag(clusterCidr: string, n: number): string {
+    return clusterCidr.split(",")[n].includes(":") ? "ipv6" : "ipv4";
 }

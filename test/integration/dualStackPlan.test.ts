@@ -1,0 +1,130 @@
+// Dual-stack planning (issue 17) against a real dual-stack control plane of the test-bed version: the apiserver
+// allocates ClusterIPs from an IPv4 + IPv6 --service-cluster-ip-range and KCM gives each Node a podCIDR per family.
+// Discovery reads what they hand out; the plan moves each address within its family, in each Service's own order;
+// `cidr-migration plan` prints each family's old → new. Executing the run is not built yet, and is refused.
+import * as assert from "node:assert/strict";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import * as path from "node:path";
+import { CoreV1Api, V1Service } from "@kubernetes/client-node";
+import { stringify } from "yaml";
+import { validateConfig } from "../../lib/config/config";
+import { ConfigError } from "../../lib/config/errors";
+import { cidrContains, familyOf } from "../../lib/net/cidr";
+import { discoverInventory } from "../../lib/plan/discovery";
+import { Inventory } from "../../lib/plan/inventory";
+import { buildPlan } from "../../lib/plan/plan";
+import { Plan } from "../../lib/plan/planModel";
+import { runCli } from "../support/cli";
+import { baseValues } from "../support/stackValues";
+import { useTestCluster } from "../testbed/fixture";
+import { waitUntil } from "../testbed/processes";
+
+const OLD = { service: ["10.96.0.0/16", "fd00:10:96::/112"], pod: ["10.244.0.0/16", "fd00:10:244::/56"] };
+const NEW = { service: ["10.112.0.0/16", "fd00:10:112::/112"], pod: ["10.48.0.0/16", "fd00:10:48::/56"] };
+const NODES = ["dual-cp-1", "dual-worker-1"];
+
+/** Every family shape a dual-stack cluster holds: the policy, and the family order asked for. */
+const SHAPES: Array<{ name: string; policy: string; families: string[] }> = [
+  { name: "single-v4", policy: "SingleStack", families: ["IPv4"] },
+  { name: "single-v6", policy: "SingleStack", families: ["IPv6"] },
+  { name: "prefer-v4-v6", policy: "PreferDualStack", families: ["IPv4", "IPv6"] },
+  { name: "prefer-v6-v4", policy: "PreferDualStack", families: ["IPv6", "IPv4"] },
+  { name: "require-v4-v6", policy: "RequireDualStack", families: ["IPv4", "IPv6"] },
+  { name: "require-v6-v4", policy: "RequireDualStack", families: ["IPv6", "IPv4"] },
+];
+
+function stackValues(kubeconfig: string): Record<string, unknown> {
+  return {
+    ...baseValues(),
+    kubeconfig,
+    cni: "flannel",
+    serviceCidr: { from: OLD.service, to: NEW.service },
+    podCidr: { from: OLD.pod, to: NEW.pod, nodeMaskSize: { ipv4: 24, ipv6: 64 } },
+    nodes: [
+      { name: NODES[0], host: "192.168.77.11", role: "control-plane" },
+      { name: NODES[1], host: "192.168.77.21", role: "worker" },
+    ],
+  };
+}
+
+describe("dual-stack plan on a real IPv4 + IPv6 control plane (issue 17)", function () {
+  this.timeout(120_000);
+  const cluster = useTestCluster({ serviceCidr: OLD.service.join(","), podCidr: OLD.pod.join(","), nodeMaskSize: 24, secondNodeMaskSize: 64 });
+  const created = new Map<string, V1Service>();
+  let inventory: Inventory;
+  let plan: Plan;
+
+  before(async () => {
+    const core = cluster().kubeConfig().makeApiClient(CoreV1Api);
+    await core.createNamespace({ body: { metadata: { name: "mixed" } } });
+    for (const shape of SHAPES) {
+      const body: V1Service = {
+        metadata: { namespace: "mixed", name: shape.name },
+        spec: { selector: { app: shape.name }, ports: [{ port: 80 }], ipFamilyPolicy: shape.policy, ipFamilies: shape.families },
+      };
+      created.set(shape.name, await core.createNamespacedService({ namespace: "mixed", body }));
+    }
+    await core.createNamespacedService({
+      namespace: "kube-system",
+      body: { metadata: { namespace: "kube-system", name: "kube-dns" }, spec: { selector: { "k8s-app": "kube-dns" }, ports: [{ port: 53, protocol: "UDP" }], clusterIP: "10.96.0.10" } },
+    });
+    for (const name of NODES) {
+      const labels: Record<string, string> = name.includes("cp") ? { "node-role.kubernetes.io/control-plane": "" } : {};
+      await core.createNode({ body: { metadata: { name, labels } } });
+    }
+    // KCM's range allocator gives each Node one podCIDR per family
+    await waitUntil(async () => (await core.listNode()).items.every((n) => n.spec?.podCIDRs?.length === 2), { timeoutMs: 30_000, what: "a podCIDR per family on every Node" });
+    inventory = await discoverInventory(cluster().kubeConfig());
+    plan = buildPlan(validateConfig({ values: stackValues(cluster().kubeconfigPath) } as never, { inventory, planOnly: true }), inventory);
+  });
+
+  it("the apiserver hands out what each shape asks for, and discovery reads it", () => {
+    for (const shape of SHAPES) {
+      const live = created.get(shape.name)!;
+      const found = inventory.services.find((s) => s.namespace === "mixed" && s.name === shape.name)!;
+      assert.deepEqual(found.clusterIPs, live.spec!.clusterIPs, shape.name);
+      assert.deepEqual(found.ipFamilies, shape.families, `${shape.name}: both families on a dual-stack cluster, in the order asked`);
+    }
+    for (const n of inventory.nodes) assert.deepEqual(n.podCIDRs!.map(familyOf), ["IPv4", "IPv6"], n.name);
+  });
+
+  it("moves every address within its own family, keeping each Service's order, its offsets and nothing else", () => {
+    for (const shape of SHAPES) {
+      const row = plan.services.find((s) => s.namespace === "mixed" && s.name === shape.name)!;
+      const old = created.get(shape.name)!.spec!.clusterIPs!;
+      assert.equal(row.action, "recreate", shape.name);
+      const planned = row.newClusterIPs ?? [row.newClusterIP!];
+      assert.deepEqual(row.oldClusterIPs ?? [row.oldClusterIP!], old, shape.name);
+      assert.deepEqual(planned.map(familyOf), shape.families, `${shape.name} keeps its family order`);
+      planned.forEach((ip, i) => {
+        const family = familyOf(ip) === "IPv4" ? 0 : 1;
+        assert.ok(cidrContains(NEW.service[family], ip), `${shape.name}: ${ip} in ${NEW.service[family]}`);
+        assert.ok(!old.includes(ip), `${shape.name}: ${old[i]} moves`);
+      });
+      assert.equal(row.newClusterIP, planned[0], `${shape.name}: spec.clusterIP is the first`);
+      assert.ok(row.keepsOffset, `${shape.name} keeps its offsets`);
+    }
+    for (const n of plan.nodes) {
+      assert.equal(n.action, "move", n.name);
+      assert.ok(cidrContains(NEW.pod[0], n.newPodCIDRs![0]) && n.newPodCIDRs![0].endsWith("/24"), `${n.name}: ${n.newPodCIDRs}`);
+      assert.ok(cidrContains(NEW.pod[1], n.newPodCIDRs![1]) && n.newPodCIDRs![1].endsWith("/64"), `${n.name}: ${n.newPodCIDRs}`);
+    }
+    assert.deepEqual(plan.warnings.filter((w) => /OUTSIDE|OFFSET/.test(w.code)), []);
+  });
+
+  it("`cidr-migration plan` prints each family's old → new and both addresses of a dual-stack Service; a run is refused", async () => {
+    const values = stackValues(cluster().kubeconfigPath);
+    const file = path.join(mkdtempSync(path.join(tmpdir(), "cidr-dual-")), "Pulumi.dual.yaml");
+    writeFileSync(file, stringify({ config: Object.fromEntries(Object.entries(values).map(([k, v]) => [`cidr-migration:${k}`, v])) }));
+    const result = await runCli(["plan", "--config", file]);
+    assert.equal(result.code, 0, result.stderr);
+    assert.match(result.stdout, /Service CIDR {2}IPv4: 10\.96\.0\.0\/16 -> 10\.112\.0\.0\/16\n {14}IPv6: fd00:10:96::\/112 -> fd00:10:112::\/112/);
+    const require = created.get("require-v6-v4")!.spec!.clusterIPs!;
+    assert.match(result.stdout, new RegExp(`mixed/require-v6-v4\\s+ClusterIP\\s+${require.join(", ")}\\s+fd00:10:112::\\S+, 10\\.112\\.\\S+\\s+recreate`));
+    assert.throws(
+      () => validateConfig({ values } as never, { inventory }),
+      (e: unknown) => e instanceof ConfigError && /serviceCidr.*not built yet/s.test(e.message),
+    );
+  });
+});
