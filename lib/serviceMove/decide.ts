@@ -1,7 +1,7 @@
 import { cidrContains, isCidr } from "../net/cidr";
 import { serviceRefKey } from "./serviceRef";
 import { KubeObject } from "./kubeRest";
-import { MoveResult, MoverOptions, ServiceMoveRequest, ServiceMoveSpec } from "./moveTypes";
+import { MoveResult, MoverOptions, plannedIps, ServiceMoveRequest, ServiceMoveSpec } from "./moveTypes";
 import { clusterIpsOf, differingUserFields, holdsNoClusterIp, spec } from "./recreateBody";
 import { ClusterView, Context, Decision, journalWhere, uidOf } from "./moverContext";
 import { originalBody } from "./prepare";
@@ -30,11 +30,14 @@ export function decide(ctx: Context, view: ClusterView, request: ServiceMoveRequ
     problems.push(`${where} is a LoadBalancer: re-creating it can give its cloud load balancer a new external address; set cidr-migration:services.allowLoadBalancerRecreate to true to consent, nothing was changed`);
     return true;
   };
-  const holder = view.ipHolders.get(request.toIP);
   const vacateKey = request.vacate ? serviceRefKey(request.vacate) : undefined;
-  if (holder !== undefined && holder !== key && holder !== vacateKey) {
-    problems.push(`${where}: its planned IP ${request.toIP} is held by Service ${holder}; run preview again so the plan picks a free IP, nothing was changed`);
-    return undefined;
+  const targets = plannedIps(request);
+  for (const toIP of targets) {
+    const holder = view.ipHolders.get(toIP);
+    if (holder !== undefined && holder !== key && holder !== vacateKey) {
+      problems.push(`${where}: its planned IP ${toIP} is held by Service ${holder}; run preview again so the plan picks a free IP, nothing was changed`);
+      return undefined;
+    }
   }
   if (vacateKey) {
     const vacate = view.services.get(vacateKey);
@@ -46,8 +49,8 @@ export function decide(ctx: Context, view: ClusterView, request: ServiceMoveRequ
 
   if (journal) {
     const entry = journal;
-    if (entry.toIP !== request.toIP) {
-      problems.push(`${where}: ${journalWhere(ctx, request)} is for a move to ${entry.toIP}, the plan now says ${request.toIP}; finish the old move first (plan it to ${entry.toIP}), nothing was changed`);
+    if (plannedIps(entry).join() !== targets.join()) {
+      problems.push(`${where}: ${journalWhere(ctx, request)} is for a move to ${plannedIps(entry).join(", ")}, the plan now says ${targets.join(", ")}; finish the old move first (plan it to ${plannedIps(entry).join(", ")}), nothing was changed`);
       return undefined;
     }
     if (refuseLoadBalancer(entry.service)) return undefined;
@@ -74,7 +77,7 @@ export function decide(ctx: Context, view: ClusterView, request: ServiceMoveRequ
     kind: "skip", request, result: { namespace: request.namespace, name: request.name, outcome, ip: ips[0] ?? "None" },
   });
   if (holdsNoClusterIp(live)) return skip("no-cluster-ip");
-  if (ips.includes(request.toIP)) return skip("already-moved");
+  if (targets.every((ip) => ips.includes(ip))) return skip("already-moved");
   if (!ips.includes(request.fromIP)) {
     if (ctx.options.serviceCidr && ips.some((ip) => cidrContains(ctx.options.serviceCidr!, ip))) return skip("in-new-range");
     problems.push(`${where} holds ${ips.join(", ")}, the plan expected ${request.fromIP}; the plan is out of date, run preview again, nothing was changed`);
@@ -97,9 +100,11 @@ export function validateSpec(moveSpec: ServiceMoveSpec, options: MoverOptions): 
     const key = serviceRefKey(move);
     if (keys.has(key)) problems.push(`Service ${key} is listed twice in the moves; list each Service once`);
     keys.add(key);
-    const other = targets.get(move.toIP);
-    if (other) problems.push(`Services ${other} and ${key} are both planned at ${move.toIP}; each needs its own IP`);
-    targets.set(move.toIP, key);
+    for (const toIP of plannedIps(move)) {
+      const other = targets.get(toIP);
+      if (other) problems.push(`Services ${other} and ${key} are both planned at ${toIP}; each needs its own IP`);
+      targets.set(toIP, key);
+    }
   }
   return problems;
 }

@@ -1,5 +1,6 @@
 import { createHash } from "crypto";
 import { KubeObject } from "./kubeRest";
+import { FamilyMove } from "./moveTypes";
 import { serviceRefKey } from "./serviceRef";
 
 /**
@@ -39,6 +40,8 @@ export interface JournalEntry {
   name: string;
   fromIP: string;
   toIP: string;
+  /** A dual-stack Service's second ClusterIP and where it goes. */
+  otherFamily?: FamilyMove;
   /** ISO time the entry was first written. */
   recordedAt: string;
   /** The Service as read from the apiserver before the move. */

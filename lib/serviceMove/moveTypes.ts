@@ -1,6 +1,17 @@
 /** What the Service mover is asked to do, and what it reports. Plain data: the dynamic provider's inputs and outputs. */
 import { ServiceRef } from "./serviceRef";
 
+/** One address family's ClusterIP of a Service, old and planned. */
+export interface FamilyMove {
+  fromIP: string;
+  toIP: string;
+}
+
+/** Where a move puts a Service: its planned ClusterIP, and a dual-stack Service's second one. */
+export function plannedIps(move: { toIP: string; otherFamily?: FamilyMove }): string[] {
+  return move.otherFamily ? [move.toIP, move.otherFamily.toIP] : [move.toIP];
+}
+
 /** One Service to re-create at its planned ClusterIP. */
 export interface ServiceMoveRequest extends ServiceRef {
   /** The ClusterIP the plan saw, in the old range. */
@@ -9,6 +20,8 @@ export interface ServiceMoveRequest extends ServiceRef {
   toIP: string;
   /** The type the plan saw; the live type is checked again before anything changes. */
   type?: string;
+  /** A dual-stack Service's second ClusterIP (spec.clusterIPs[1]) and its planned address: both move in one re-create. */
+  otherFamily?: FamilyMove;
   /**
    * A Service that holds toIP now and is deleted right before the create (the DNS stand-in at the final swap).
    * The create follows its delete back to back; that gap is the one reported.
@@ -94,8 +107,9 @@ export interface MoveResult {
   /** Milliseconds between the delete being accepted and the create being accepted (no object held the name/IP). */
   gapMillis?: number;
   /**
-   * DNS swap only: milliseconds from the create being accepted to the stand-in's endpoints bridged to the new
-   * Service, and to the endpointslice controller's own slice for it being seen (polled every 50 ms).
+   * Milliseconds from the create being accepted to the old (DNS: the stand-in's) endpoints bridged to the new
+   * Service (0: copied before the delete), and, DNS swap only, to the endpointslice controller's own slice for it
+   * being seen (polled every 50 ms).
    */
   endpointsBridgedMillis?: number;
   controllerSliceMillis?: number;

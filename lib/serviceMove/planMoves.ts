@@ -1,4 +1,5 @@
 import { Plan } from "../plan/planModel";
+import { FamilyMove } from "./moveTypes";
 import { serviceRefKey } from "./serviceRef";
 
 /**
@@ -11,6 +12,8 @@ export interface PlannedServiceMove {
   fromIP: string;
   toIP: string;
   type: string;
+  /** A dual-stack Service's second ClusterIP, when it moves too (issue 17). */
+  otherFamily?: FamilyMove;
 }
 
 export interface PlannedDnsMove {
@@ -45,7 +48,8 @@ export function serviceMovesFromPlan(plan: Plan): PlannedServiceMoves {
     const key = serviceRefKey(s);
     if (s.action !== "recreate" || key === "default/kubernetes" || key === dnsKey) continue;
     if (!s.oldClusterIP || !s.newClusterIP) continue;
-    moves[key] = { fromIP: s.oldClusterIP, toIP: s.newClusterIP, type: s.type };
+    const other = s.oldClusterIPs && s.newClusterIPs && s.oldClusterIPs[1] !== s.newClusterIPs[1] ? { fromIP: s.oldClusterIPs[1], toIP: s.newClusterIPs[1] } : undefined;
+    moves[key] = { fromIP: s.oldClusterIP, toIP: s.newClusterIP, type: s.type, ...(other ? { otherFamily: other } : {}) };
   }
   const kubernetes = plan.kubernetesService;
   const result: PlannedServiceMoves = { moves };

@@ -77,7 +77,7 @@ export function preparedMove(ctx: Context, request: ServiceMoveRequest, entry: J
  */
 export function recreateBodyOf(ctx: Context, entry: JournalEntry): RecreateBody {
   // the address routed first was ours, for the swap only: the new Service holds it as its ClusterIP
-  const recreate = buildRecreateBody(withoutNewIpAhead(entry.service), entry.fromIP, entry.toIP);
+  const recreate = buildRecreateBody(withoutNewIpAhead(entry.service), entry.fromIP, entry.toIP, entry.otherFamily);
   if (!ctx.options.bridgeOldIps || entry.vacate) return recreate;
   return { ...recreate, body: withOldIpBridge(recreate.body, entry.fromIP) };
 }
@@ -100,6 +100,7 @@ export function journalEntryFor(decision: Extract<Decision, { kind: "move" }>, o
     name: request.name,
     fromIP: request.fromIP,
     toIP: request.toIP,
+    ...(request.otherFamily ? { otherFamily: { ...request.otherFamily } } : {}),
     recordedAt: decision.previous?.recordedAt ?? new Date().toISOString(),
     service: live,
     ...(endpoints ? { endpoints } : {}),

@@ -1,5 +1,6 @@
 import { KubeObject, ObjectMeta } from "./kubeRest";
 import { correctIpAnnotations } from "./ipAnnotations";
+import { FamilyMove } from "./moveTypes";
 
 /**
  * The body that re-creates a Service at its planned ClusterIP, built from the live (journaled) object.
@@ -66,17 +67,25 @@ export function holdsNoClusterIp(service: KubeObject): boolean {
   return s.type === "ExternalName" || s.clusterIP === "None";
 }
 
-export function buildRecreateBody(original: KubeObject, oldIp: string, plannedIp: string): RecreateBody {
+/**
+ * `otherFamily`: a dual-stack Service's second ClusterIP moves in the same re-create; without it, a dual-stack
+ * Service's other family keeps its address. ipFamilies and ipFamilyPolicy are kept, so the order is too.
+ */
+export function buildRecreateBody(original: KubeObject, oldIp: string, plannedIp: string, otherFamily?: FamilyMove): RecreateBody {
   const metadata = userMetadata(original.metadata);
-  const corrected = correctIpAnnotations(metadata.annotations, oldIp, plannedIp);
+  let corrected = correctIpAnnotations(metadata.annotations, oldIp, plannedIp);
+  if (otherFamily) {
+    const second = correctIpAnnotations(corrected.annotations, otherFamily.fromIP, otherFamily.toIP);
+    corrected = { annotations: second.annotations, changed: [...new Set([...corrected.changed, ...second.changed])], pinnedInLastApplied: corrected.pinnedInLastApplied || second.pinnedInLastApplied };
+  }
   if (metadata.annotations) metadata.annotations = corrected.annotations;
 
   const newSpec = clone(spec(original));
   const ips = clusterIpsOf(original);
-  // The moved family's address changes; a dual-stack Service's other family keeps its address.
-  const newIps = ips.length === 0 ? [plannedIp] : ips.map((ip) => (ip === oldIp ? plannedIp : ip));
-  if (!newIps.includes(plannedIp)) {
-    throw new Error(`Service ${metadata.namespace}/${metadata.name} does not hold ${oldIp} (it holds ${ips.join(", ")}); nothing to move`);
+  const moves = new Map([[oldIp, plannedIp], ...(otherFamily ? [[otherFamily.fromIP, otherFamily.toIP] as const] : [])]);
+  const newIps = ips.length === 0 ? [plannedIp] : ips.map((ip) => moves.get(ip) ?? ip);
+  for (const [from, to] of moves) {
+    if (!newIps.includes(to)) throw new Error(`Service ${metadata.namespace}/${metadata.name} does not hold ${from} (it holds ${ips.join(", ")}); nothing to move`);
   }
   newSpec.clusterIP = newIps[0];
   newSpec.clusterIPs = newIps;

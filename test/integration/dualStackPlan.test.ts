@@ -1,7 +1,8 @@
 // Dual-stack planning (issue 17) against a real dual-stack control plane of the test-bed version: the apiserver
 // allocates ClusterIPs from an IPv4 + IPv6 --service-cluster-ip-range and KCM gives each Node a podCIDR per family.
 // Discovery reads what they hand out; the plan moves each address within its family, in each Service's own order;
-// `cidr-migration plan` prints each family's old → new. Executing the run is not built yet, and is refused.
+// `cidr-migration plan` prints each family's old → new; the Service mover re-creates every shape at its planned
+// addresses with nothing else changed. Executing the whole run is not built yet, and is refused.
 import * as assert from "node:assert/strict";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -14,8 +15,12 @@ import { cidrContains, familyOf } from "../../lib/net/cidr";
 import { discoverInventory } from "../../lib/plan/discovery";
 import { Inventory } from "../../lib/plan/inventory";
 import { buildPlan } from "../../lib/plan/plan";
+import { kubeRest, paths } from "../../lib/serviceMove/kubeRest";
+import { serviceMovesFromPlan } from "../../lib/serviceMove/planMoves";
+import { runServiceMoves } from "../../lib/serviceMove/serviceMover";
 import { Plan } from "../../lib/plan/planModel";
 import { runCli } from "../support/cli";
+import { servesServiceCidrs } from "../support/serviceRangePhase";
 import { baseValues } from "../support/stackValues";
 import { useTestCluster } from "../testbed/fixture";
 import { waitUntil } from "../testbed/processes";
@@ -38,7 +43,7 @@ function stackValues(kubeconfig: string): Record<string, unknown> {
   return {
     ...baseValues(),
     kubeconfig,
-    cni: "flannel",
+    cni: "none",
     serviceCidr: { from: OLD.service, to: NEW.service },
     podCidr: { from: OLD.pod, to: NEW.pod, nodeMaskSize: { ipv4: 24, ipv6: 64 } },
     nodes: [
@@ -126,5 +131,38 @@ describe("dual-stack plan on a real IPv4 + IPv6 control plane (issue 17)", funct
       () => validateConfig({ values } as never, { inventory }),
       (e: unknown) => e instanceof ConfigError && /serviceCidr.*not built yet/s.test(e.message),
     );
+  });
+
+  it("the Service mover re-creates every shape at its planned addresses, both families in one re-create, nothing else changed", async () => {
+    // the control-plane phase, as far as Services need it: the apiserver on the new pair, and (1.33+) a ServiceCIDR for it
+    await cluster().restartApiserver({ serviceClusterIpRange: NEW.service.join(",") });
+    const rest = await kubeRest(cluster().kubeConfig());
+    try {
+      if (await servesServiceCidrs(cluster().kubeConfig())) {
+        await rest.create("/apis/networking.k8s.io/v1/servicecidrs", { apiVersion: "networking.k8s.io/v1", kind: "ServiceCIDR", metadata: { name: "dual-new" }, spec: { cidrs: NEW.service } });
+      }
+      const planned = serviceMovesFromPlan(plan).moves;
+      const requests = SHAPES.map(({ name }) => ({ namespace: "mixed", name, ...planned[`mixed/${name}`] }));
+      assert.equal(requests.filter((r) => r.otherFamily).length, 4, "the four dual-stack Services move both families");
+      const report = await runServiceMoves(cluster().kubeConfig(), { moves: requests }, { parallelism: 4, allowLoadBalancerRecreate: false });
+      assert.deepEqual(report.results.map((r) => r.outcome), requests.map(() => "moved"));
+
+      for (const shape of SHAPES) {
+        const row = plan.services.find((s) => s.namespace === "mixed" && s.name === shape.name)!;
+        const before = created.get(shape.name)!;
+        const after = await rest.get(paths.service("mixed", shape.name));
+        const spec = after.spec as Record<string, unknown>;
+        assert.deepEqual(spec.clusterIPs, row.newClusterIPs ?? [row.newClusterIP], `${shape.name} at its planned addresses, in its order`);
+        assert.equal(spec.clusterIP, row.newClusterIP);
+        const { clusterIP: _a, clusterIPs: _b, ...rest1 } = before.spec as Record<string, unknown>;
+        const { clusterIP: _c, clusterIPs: _d, ...rest2 } = spec;
+        assert.deepEqual(JSON.parse(JSON.stringify(rest2)), JSON.parse(JSON.stringify(rest1)), `${shape.name}: ipFamilies, ipFamilyPolicy and every other field kept`);
+      }
+      // a second run finds every Service moved
+      const again = await runServiceMoves(cluster().kubeConfig(), { moves: requests }, { parallelism: 4, allowLoadBalancerRecreate: false });
+      assert.deepEqual(again.results.map((r) => r.outcome), requests.map(() => "already-moved"));
+    } finally {
+      rest.close();
+    }
   });
 });

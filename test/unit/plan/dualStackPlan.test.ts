@@ -13,6 +13,7 @@ import { buildPlan } from "../../../lib/plan/plan";
 import { planInconsistencies } from "../../../lib/plan/planConsistency";
 import { Plan } from "../../../lib/plan/planModel";
 import { renderPlan } from "../../../lib/plan/planReport";
+import { serviceMovesFromPlan } from "../../../lib/serviceMove/planMoves";
 
 const FIXTURES = path.join(__dirname, "..", "..", "fixtures", "plan");
 const V6 = { serviceFrom: "fd00:10:96::/112", serviceTo: "fd00:10:112::/112", podFrom: "fd00:10:244::/56", podTo: "fd00:10:48::/56" };
@@ -73,6 +74,11 @@ describe("lib/plan: dual-stack plans (issue 17)", () => {
     assert.deepEqual(require.newClusterIPs, ["fd00:10:112::74", "10.112.7.4"], "IPv6 first stays first");
     assert.equal(require.oldClusterIP, "fd00:10:96::74");
     assert.equal(require.newClusterIP, "fd00:10:112::74");
+
+    // the moves the graph hands the Service mover: a dual-stack Service's second family rides along
+    const moves = serviceMovesFromPlan(plan).moves;
+    assert.deepEqual(moves["mixed/require-v6-first"], { fromIP: "fd00:10:96::74", toIP: "fd00:10:112::74", type: "ClusterIP", otherFamily: { fromIP: "10.96.7.4", toIP: "10.112.7.4" } });
+    assert.deepEqual(moves["mixed/v6-single"], { fromIP: "fd00:10:96::72", toIP: "fd00:10:112::72", type: "ClusterIP" });
 
     // nothing outside, nothing shared, and the kube-proxy / kubeadm pairs are recognised as the old ranges
     assert.deepEqual(plan.warnings.filter((w) => /OUTSIDE|MISMATCH/.test(w.code)), []);

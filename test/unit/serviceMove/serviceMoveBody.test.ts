@@ -156,6 +156,23 @@ describe("serviceMove: the re-create body", () => {
     assert.equal(b.ipFamilyPolicy, "PreferDualStack");
   });
 
+  it("dual-stack with otherFamily: both families move in one body, in the Service's order, annotations of both corrected", () => {
+    const [flow] = load("dual-stack-preferdualstack-ipv6-first-flowstyle.yaml");
+    const v6First: KubeObject = {
+      ...flow,
+      metadata: { ...flow.metadata, namespace: "n", annotations: { "example.com/v6": "fd00:10:96::7", "example.com/v4": "10.96.1.7" } },
+      spec: { ...(flow.spec as object), clusterIP: "fd00:10:96::7", clusterIPs: ["fd00:10:96::7", "10.96.1.7"] },
+    };
+    const built = buildRecreateBody(v6First, "fd00:10:96::7", "fd00:10:100::7", { fromIP: "10.96.1.7", toIP: "10.100.1.7" });
+    const spec = built.body.spec as Record<string, unknown>;
+    assert.deepEqual(spec.clusterIPs, ["fd00:10:100::7", "10.100.1.7"]);
+    assert.equal(spec.clusterIP, "fd00:10:100::7");
+    assert.deepEqual(spec.ipFamilies, ["IPv6", "IPv4"]);
+    assert.deepEqual(built.body.metadata?.annotations, { "example.com/v6": "fd00:10:100::7", "example.com/v4": "10.100.1.7" });
+    assert.deepEqual([...built.correctedAnnotations].sort(), ["example.com/v4", "example.com/v6"]);
+    assert.throws(() => buildRecreateBody(v6First, "fd00:10:96::7", "fd00:10:100::7", { fromIP: "10.96.1.8", toIP: "10.100.1.8" }), /does not hold 10\.96\.1\.8/);
+  });
+
   it("refuses to build a body for a Service that does not hold the old IP", () => {
     const svc = one("kube-dns-svc-dump-pinned-10.96.0.10.yaml");
     assert.throws(() => buildRecreateBody(svc, "10.96.0.11", "10.100.0.11"), /kube-system\/kube-dns does not hold 10\.96\.0\.11 \(it holds 10\.96\.0\.10\)/);
