@@ -16,9 +16,15 @@ import { MANAGED_BY_LABEL } from "./dependents";
  * same pods. Without them DNS answers the new ClusterIP at once while kube-proxy has no endpoints for it, and a
  * connection there is refused (about a second per Service on the node lab).
  *
+ * Copied after the create, they still leave a window: kube-proxy programs the new Service without endpoints (a
+ * REJECT) and, past its minimum sync period, only a second later with them; on the node lab that was about a
+ * second of refused connections per Service. So a moved Service's copies are made before its delete, without an
+ * owner: kube-proxy merges them with the old Service's own slices (same endpoints), and the new Service has
+ * endpoints from its first sync. Once it exists they are given it as owner.
+ *
  * The copied slices are labelled managed-by cidr-migration.io (the endpointslice controller leaves slices it does
- * not manage alone) and owned by the new Service; they are removed as soon as the controller's own slices for the
- * new Service exist. The copied Endpoints are the controller's to take over: it rewrites Endpoints of a Service
+ * not manage alone); they are removed, by that label, as soon as the controller's own slices for the new Service
+ * exist, and an interrupted run's re-run removes them the same way. The copied Endpoints are the controller's to take over: it rewrites Endpoints of a Service
  * with a selector whoever created them.
  */
 
@@ -29,6 +35,14 @@ export interface BridgeTarget {
   namespace: string;
   name: string;
   uid: string;
+}
+
+/** The Service the copies are for; without a uid (made before its create) they have no owner yet. */
+export type SliceTarget = Omit<BridgeTarget, "uid"> & { uid?: string };
+
+/** The owner reference a bridge slice gets once its Service exists. */
+export function bridgeOwner(target: BridgeTarget) {
+  return { apiVersion: "v1", kind: "Service", name: target.name, uid: target.uid, blockOwnerDeletion: true };
 }
 
 /** A Service whose endpoints the controllers write: it has a selector. */
@@ -42,7 +56,7 @@ export function bridgeSliceName(service: string, index: number): string {
 }
 
 /** Copies of the stand-in's EndpointSlices, for the new Service. */
-export function bridgeSlices(standInSlices: KubeObject[], target: BridgeTarget): KubeObject[] {
+export function bridgeSlices(standInSlices: KubeObject[], target: SliceTarget): KubeObject[] {
   return standInSlices.map((slice, index) => {
     const copy: KubeObject = {
       apiVersion: slice.apiVersion,
@@ -51,7 +65,7 @@ export function bridgeSlices(standInSlices: KubeObject[], target: BridgeTarget):
         name: bridgeSliceName(target.name, index),
         namespace: target.namespace,
         labels: { [SERVICE_NAME_LABEL]: target.name, [MANAGED_BY_LABEL]: BRIDGE_MANAGER },
-        ownerReferences: [{ apiVersion: "v1", kind: "Service", name: target.name, uid: target.uid, blockOwnerDeletion: true }],
+        ...(target.uid ? { ownerReferences: [bridgeOwner({ ...target, uid: target.uid })] } : {}),
       },
     };
     for (const key of ["addressType", "endpoints", "ports"]) if (slice[key] !== undefined) copy[key] = structuredClone(slice[key]);

@@ -1,6 +1,7 @@
 import { MANAGED_BY_LABEL, relinkedOwners, restorableCopy, sameEndpoints, sameOwners } from "./dependents";
 import { faultPoint } from "./faultHook";
 import { JournalEntry } from "./journal";
+import { plannedIps } from "./moveTypes";
 import { serviceRefKey } from "./serviceRef";
 import { isStatus, KubeObject, paths } from "./kubeRest";
 import { retryOnConflict } from "./retryOnConflict";
@@ -66,8 +67,9 @@ async function settleEndpoints(ctx: Context, entry: JournalEntry, uidMap: Map<st
 export function verifyService(prepared: Prepared, live: KubeObject, where: string): void {
   const { entry, recreate: { body } } = prepared;
   const key = serviceRefKey(entry);
-  if (!clusterIpsOf(live).includes(entry.toIP)) {
-    throw moveError(`Service ${key} holds ${clusterIpsOf(live).join(", ")} after its re-create, not the planned ${entry.toIP}; ${where} keeps the original`);
+  const planned = plannedIps(entry);
+  if (!planned.every((ip) => clusterIpsOf(live).includes(ip))) {
+    throw moveError(`Service ${key} holds ${clusterIpsOf(live).join(", ")} after its re-create, not the planned ${planned.join(", ")}; ${where} keeps the original`);
   }
   const differences = differingUserFields(body, live);
   if (differences.length > 0) {
@@ -152,9 +154,10 @@ export async function finishMove(ctx: Context, swapped: Swapped): Promise<Bridge
   if (entry.vacate) {
     const seen = await removeDnsBridge(ctx, entry, swapped.created, where);
     if (seen !== undefined && swapped.createdAt !== undefined) swapped.result.controllerSliceMillis = round(seen - swapped.createdAt);
-  } else if (swapped.bridged !== false && selectsPods(entry.service) && !entry.endpoints) {
-    // bridged undefined: an interrupted run created the Service, and may have bridged it. A failure here leaves the
-    // bridge to the sweep, which tries again: the Service itself is moved and verified.
+  } else if (selectsPods(entry.service) && !entry.endpoints) {
+    // Looked for even when this run bridged nothing: an interrupted run may have copied the slices (before its
+    // delete) or bridged the Service it created. A failure here leaves the bridge to the sweep, which tries again:
+    // the Service itself is moved and verified.
     bridgeLeft = await retrying(() => removeBridgeIfReplaced(ctx, targetOf(swapped.created))).catch(() => targetOf(swapped.created));
   }
   swapped.result.relinkedDependents = await relinkDependents(ctx, entry, swapped.uidMap);

@@ -4,7 +4,7 @@ import { ServiceRef, serviceRefKey } from "./serviceRef";
 import { isStatus, isTransient, KubeApiError, KubeObject, paths } from "./kubeRest";
 import { MoveResult } from "./moveTypes";
 import { clusterIpsOf, differingUserFields, spec } from "./recreateBody";
-import { bridgeEndpoints, bridgeSlices, selectsPods, SERVICE_NAME_LABEL } from "./endpointBridge";
+import { bridgeEndpoints, bridgeOwner, bridgeSliceName, bridgeSlices, selectsPods, SERVICE_NAME_LABEL, SliceTarget } from "./endpointBridge";
 import { restoreEndpoints, verifyService } from "./finish";
 import { Context, LEAK_SUSPICION_MS, MAX_BACKOFF_MS, POLL_MS, journalWhere, moveError, nowMs, retrying, round, uidOf, writeJournal } from "./moverContext";
 import { Prepared, recreateBodyOf, rollBack } from "./prepare";
@@ -161,7 +161,7 @@ async function deleteJournaled(ctx: Context, prepared: Prepared, where: string):
 }
 
 /** Deletes (the vacated stand-in, or the original) and creates at toIP; returns the created object and the gap. */
-async function swapIn(ctx: Context, prepared: Prepared, where: string): Promise<{ created: KubeObject; gapMillis: number; attempts: number; createdAt?: number; bridgedMillis?: number; bridged?: boolean }> {
+async function swapIn(ctx: Context, prepared: Prepared, where: string): Promise<{ created: KubeObject; gapMillis: number; attempts: number; createdAt?: number; bridgedMillis?: number }> {
   const { entry, live } = prepared;
   const key = serviceRefKey(entry);
   const oldUid = uidOf(entry.service);
@@ -188,6 +188,8 @@ async function swapIn(ctx: Context, prepared: Prepared, where: string): Promise<
     const standInSlices = fromStandIn.some(hasEndpoints) ? fromStandIn : oldSlices;
     const fromStandInEndpoints = standIn ? await ctx.rest.getOptional(paths.endpoints(entry.vacate.namespace, entry.vacate.name)) : undefined;
     const standInEndpoints = Array.isArray(fromStandInEndpoints?.subsets) && fromStandInEndpoints!.subsets.length > 0 ? fromStandInEndpoints : oldEndpoints;
+    // the slices are copied under the DNS Service's name before the stand-in goes, as for any other move
+    const preCopied = standInSlices.length > 0 && (await copySlices(ctx, slicesPath, standInSlices, { namespace: entry.namespace, name: entry.name }));
     if (standIn && clusterIpsOf(standIn).includes(entry.toIP)) {
       await deleteService(ctx, entry.vacate, uidOf(standIn), where);
     }
@@ -195,13 +197,14 @@ async function swapIn(ctx: Context, prepared: Prepared, where: string): Promise<
     faultPoint("after-vacate", key);
     const { created, attempts } = await createWhenFree(ctx, body, key, uidOf(standIn), where);
     const createdAt = nowMs();
-    await bridgeEndpointsTo(ctx, created, slicesPath, standInSlices, standInEndpoints);
+    await bridgeEndpointsTo(ctx, created, slicesPath, preCopied ? [] : standInSlices, standInEndpoints);
+    if (preCopied) await ownCopiedSlices(ctx, created, slicesPath, standInSlices.length);
     faultPoint("after-dns-bridge", key);
     return { created, gapMillis: createdAt - deleted, attempts, createdAt, bridgedMillis: nowMs() - createdAt };
   }
-  // A selector Service's endpoints as the controller wrote them, read before the delete and copied to the new
-  // Service right after its create (endpointBridge.ts): DNS answers the new IP at once, and until kube-proxy has
-  // endpoints for it, a connection there is refused (seen on the node lab: about a second per Service).
+  // A selector Service's endpoints as the controller wrote them, copied under its name before the delete
+  // (endpointBridge.ts): DNS answers the new IP at once, and until kube-proxy has endpoints for it, a connection
+  // there is refused (seen on the node lab: about a second per Service).
   let oldSlices: KubeObject[] = [];
   let slicesPath = "";
   const current = live && uidOf(live) === oldUid && !live.metadata?.deletionTimestamp;
@@ -215,6 +218,7 @@ async function swapIn(ctx: Context, prepared: Prepared, where: string): Promise<
       ctx.warnings.push(`Service ${key}: its endpoints could not be read for the bridge (${(err as Error).message.split("\n")[0]}); it answers once the endpointslice controller has written them`);
     }
   }
+  const preCopied = oldSlices.length > 0 && (await copySlices(ctx, slicesPath, oldSlices, { namespace: entry.namespace, name: entry.name }));
   if (current) await deleteJournaled(ctx, prepared, where);
   const deleted = nowMs();
   faultPoint("after-delete", key);
@@ -222,9 +226,34 @@ async function swapIn(ctx: Context, prepared: Prepared, where: string): Promise<
   const { body } = prepared.recreate;
   const { created, attempts } = await createWhenFree(ctx, body, key, oldUid, where);
   const createdAt = nowMs();
-  if (oldSlices.length === 0) return { created, gapMillis: createdAt - deleted, attempts, bridged: false };
-  await bridgeEndpointsTo(ctx, created, slicesPath, oldSlices, undefined);
-  return { created, gapMillis: createdAt - deleted, attempts, bridged: true, bridgedMillis: nowMs() - createdAt };
+  if (oldSlices.length === 0) return { created, gapMillis: createdAt - deleted, attempts };
+  if (!preCopied) {
+    await bridgeEndpointsTo(ctx, created, slicesPath, oldSlices, undefined);
+    return { created, gapMillis: createdAt - deleted, attempts, bridgedMillis: nowMs() - createdAt };
+  }
+  await ownCopiedSlices(ctx, created, slicesPath, oldSlices.length);
+  return { created, gapMillis: createdAt - deleted, attempts, bridgedMillis: 0 };
+}
+
+/** Copies of `slices` under the Service's name, without an owner, made before its delete; false if they could not be made. */
+async function copySlices(ctx: Context, slicesPath: string, slices: KubeObject[], target: SliceTarget): Promise<boolean> {
+  try {
+    await Promise.all(bridgeSlices(slices, target).map((slice) => ctx.rest.create(slicesPath, slice).catch((err) => { if (!isStatus(err, 409)) throw err; })));
+    return true;
+  } catch (err) {
+    ctx.warnings.push(`Service ${target.namespace}/${target.name}: its endpoints could not be copied before its move (${(err as Error).message.split("\n")[0]}); they are copied right after its create`);
+    return false;
+  }
+}
+
+/** The copies made before the delete get the new Service as owner, so that they go with it; best effort (the bridge's removal does not need it). */
+async function ownCopiedSlices(ctx: Context, created: KubeObject, slicesPath: string, count: number): Promise<void> {
+  const target = { namespace: created.metadata!.namespace!, name: created.metadata!.name!, uid: uidOf(created)! };
+  const patch = { metadata: { ownerReferences: [bridgeOwner(target)] } };
+  await Promise.all(Array.from({ length: count }, (_, i) =>
+    ctx.rest.mergePatch(`${slicesPath}/${encodeURIComponent(bridgeSliceName(target.name, i))}`, patch).catch((err: Error) => {
+      ctx.warnings.push(`Service ${target.namespace}/${target.name}: its bridged EndpointSlice ${bridgeSliceName(target.name, i)} could not be given it as owner (${err.message.split("\n")[0]}); it is removed by its label all the same`);
+    })));
 }
 
 /** The endpointslice controller's slices labelled with the Service name `service` (of any uid). */
@@ -271,8 +300,6 @@ export interface Swapped {
   result: MoveResult;
   /** Old uid → new uid, for the Service and its Endpoints: what dependents are re-linked by. */
   uidMap: Map<string, string>;
-  /** Whether the old endpoints were bridged to the new Service; undefined when an interrupted run created it. */
-  bridged?: boolean;
 }
 
 /** Phase 2, gap-critical: delete, create at toIP, verify, hand-made Endpoints back. */
@@ -283,7 +310,6 @@ export async function swapMove(ctx: Context, prepared: Prepared): Promise<Swappe
   const result: MoveResult = { namespace: request.namespace, name: request.name, outcome: prepared.outcome, fromIP: entry.fromIP, ip: entry.toIP };
   let created: KubeObject;
   let swappedAt: number | undefined;
-  let bridged: boolean | undefined;
   if (prepared.live && uidOf(prepared.live) !== uidOf(entry.service)) {
     created = prepared.live; // an interrupted run had already created it
   } else {
@@ -300,7 +326,6 @@ export async function swapMove(ctx: Context, prepared: Prepared): Promise<Swappe
     result.createAttempts = swapped.attempts;
     if (swapped.bridgedMillis !== undefined) result.endpointsBridgedMillis = round(swapped.bridgedMillis);
     swappedAt = swapped.createdAt;
-    bridged = swapped.bridged;
     faultPoint("after-create", key);
     ctx.options.log?.(`Service ${key}: ${entry.fromIP} -> ${entry.toIP} (gap ${result.gapMillis} ms)`);
   }
@@ -315,5 +340,5 @@ export async function swapMove(ctx: Context, prepared: Prepared): Promise<Swappe
     result.restoredEndpoints = true;
     faultPoint("after-endpoints-restore", key);
   }
-  return { prepared, created, result, uidMap, createdAt: swappedAt, bridged };
+  return { prepared, created, result, uidMap, createdAt: swappedAt };
 }

@@ -152,6 +152,14 @@ function defineTests(): void {
         assert.equal(crash.signal, "SIGKILL", `the child must die at ${point}; it ended with code ${crash.code}: ${crash.output.slice(0, 500)}`);
         const journaled = await journalKeys();
         if (point !== "before-journal" && point !== "after-journal-remove") assert.ok(journaled.includes(key), `${key} is journaled after a cut at ${point} (journal: ${journaled.join(", ")})`);
+        const bridgeOf = async (name: string) => (await rest.list(`/apis/discovery.k8s.io/v1/namespaces/${seed.namespace}/endpointslices`, { labelSelector: `endpointslice.kubernetes.io/managed-by=cidr-migration.io,kubernetes.io/service-name=${name}` }));
+        if (point === "after-delete" && target === "web") {
+          // the old endpoints were copied under web's name before its delete, owned by nobody until the new web exists
+          const copies = await bridgeOf("web");
+          assert.equal(await rest.getOptional(paths.service(seed.namespace, "web")), undefined, "web is deleted");
+          assert.deepEqual(copies.flatMap((c) => ((c.endpoints ?? []) as Array<{ addresses: string[] }>).flatMap((e) => e.addresses)).sort(), sliceAddresses(before, "web", SLICE_CONTROLLER));
+          assert.deepEqual(copies.map((c) => c.metadata?.ownerReferences ?? []), copies.map(() => []));
+        }
 
         const outputs = await rerunThroughHost(`services-${point}`, { kubeconfig, moves: movesMap(seed), serviceCidr: NEW_RANGE, parallelism: 4, allowLoadBalancerRecreate: true });
         const outcome = (outputs.results as Record<string, { outcome: string }>)[key].outcome;
@@ -165,6 +173,7 @@ function defineTests(): void {
           && selectorlessSlicesSettled(s));
         assertNamespaceIntact(seed, before, after, plannedOf(seed));
         assert.deepEqual(after.endpoints.get("web")?.subsets, before.endpoints.get("web")?.subsets, "web's Endpoints re-derived with the same addresses");
+        assert.deepEqual(await bridgeOf("web"), [], "no endpoint bridge is left, also none copied by the cut run");
 
         // and once more: nothing left to do
         const again = await rerunThroughHost(`services-${point}-again`, { kubeconfig, moves: movesMap(seed), serviceCidr: NEW_RANGE, parallelism: 4, allowLoadBalancerRecreate: true });
