@@ -7,7 +7,8 @@
  *   (command after its executable, then args, as the kubelet concatenates them). The last value is the one the
  *   component uses; `readFlag(text, name, options)` returns just that.
  * - `setFlags(text, { "cluster-cidr": "10.48.0.0/16", "node-cidr-mask-size": 24, ... }, { container?, source? })`
- *   → `{ text, changes: FlagChange[] }` (one change per requested flag, in request order).
+ *   → `{ text, changes: FlagChange[] }` (one change per requested flag, in request order). A value of `null`
+ *   removes the flag (every occurrence): KCM refuses `--node-cidr-mask-size` beside a dual-stack `--cluster-cidr`.
  * - Errors are `ManifestFlagError` with a one-line message naming `source` (default "manifest").
  *
  * How flags are read (pflag's rules, as the components parse them):
@@ -50,10 +51,11 @@ export interface ManifestTarget {
 export interface FlagChange {
   /** Flag name without the leading dashes. */
   flag: string;
-  action: "added" | "updated" | "unchanged";
+  action: "added" | "updated" | "unchanged" | "removed";
   /** Effective value before the edit; undefined when the flag was missing. */
   before?: string;
-  after: string;
+  /** undefined when the flag was removed, or asked to be and was not there */
+  after?: string;
   /** The list that holds the flag after the edit. */
   list: FlagList;
   /** Earlier occurrences that were removed to leave one effective value. */
@@ -204,13 +206,19 @@ function styleOf(items: ArgvItem[]): "PLAIN" | "QUOTE_SINGLE" | "QUOTE_DOUBLE" {
   return type === "QUOTE_SINGLE" || type === "QUOTE_DOUBLE" ? type : "PLAIN";
 }
 
-export function setFlags(text: string, flags: Record<string, FlagValue>, target: ManifestTarget = {}): SetFlagsResult {
+export function setFlags(text: string, flags: Record<string, FlagValue | null>, target: ManifestTarget = {}): SetFlagsResult {
   const { parsed, source, container } = load(text, target);
-  const wanted = Object.entries(flags).map(([flag, value]) => ({ name: normalizeFlagName(flag, source), value: String(value) }));
+  const wanted = Object.entries(flags).map(([flag, value]) => ({ name: normalizeFlagName(flag, source), value: value === null ? undefined : String(value) }));
   const changes: FlagChange[] = [];
 
   for (const { name, value } of wanted) {
     const found = container.occurrences.filter((o) => o.name === name);
+    if (value === undefined) {
+      for (const o of found) for (const part of [o.flagItem, o.valueItem]) if (part) removeSeqScalar(part.seq, part.item);
+      const list = found[found.length - 1]?.flagItem.list ?? (container.args ? "args" : "command");
+      changes.push({ flag: name, action: found.length > 0 ? "removed" : "unchanged", before: found[found.length - 1]?.value, list, removedDuplicates: Math.max(0, found.length - 1) });
+      continue;
+    }
     if (found.length === 0) {
       const seq = container.args ?? container.command;
       const list: FlagList = container.args ? "args" : "command";
@@ -250,10 +258,13 @@ export function setFlags(text: string, flags: Record<string, FlagValue>, target:
 }
 
 /** Fail closed: the edited text must carry exactly the requested values and every other flag unchanged. */
-function verifyEdit(before: Occurrence[], edited: string, wanted: Array<{ name: string; value: string }>, target: ManifestTarget, source: string): void {
+function verifyEdit(before: Occurrence[], edited: string, wanted: Array<{ name: string; value?: string }>, target: ManifestTarget, source: string): void {
   const after = flagMap(load(edited, target).container.occurrences);
   const expected = flagMap(before);
-  for (const { name, value } of wanted) expected.set(name, [value]);
+  for (const { name, value } of wanted) {
+    if (value === undefined) expected.delete(name);
+    else expected.set(name, [value]);
+  }
   const same = after.size === expected.size && [...expected].every(([name, values]) => JSON.stringify(after.get(name)) === JSON.stringify(values));
   if (!same) throw new ManifestFlagError(`${source}: internal check failed, the edited manifest does not read back as intended; edit it by hand and report this`);
 }

@@ -199,6 +199,38 @@ describe("manifestFlags edge cases", () => {
     assert.equal(setFlags(out, { "cluster-cidr": "10.48.0.0/16" }).text, out);
   });
 
+  it("null removes a flag, every occurrence of it, and the per-family masks take its place (single → dual-stack KCM)", () => {
+    const text = pod(`    command:
+    - kube-controller-manager
+    - --node-cidr-mask-size=24
+    - --cluster-cidr=10.244.0.0/16
+    - --node-cidr-mask-size
+    - "23"
+`);
+    const { text: out, changes } = setFlags(text, {
+      "cluster-cidr": "10.244.0.0/16,fd00:10:244::/56",
+      "node-cidr-mask-size": null,
+      "node-cidr-mask-size-ipv4": 24,
+      "node-cidr-mask-size-ipv6": 64,
+    });
+    assert.deepEqual(changes.map((c) => [c.flag, c.action, c.before, c.after]), [
+      ["cluster-cidr", "updated", "10.244.0.0/16", "10.244.0.0/16,fd00:10:244::/56"],
+      ["node-cidr-mask-size", "removed", "23", undefined],
+      ["node-cidr-mask-size-ipv4", "added", undefined, "24"],
+      ["node-cidr-mask-size-ipv6", "added", undefined, "64"],
+    ]);
+    assert.equal(out, pod(`    command:
+    - kube-controller-manager
+    - --cluster-cidr=10.244.0.0/16,fd00:10:244::/56
+    - --node-cidr-mask-size-ipv4=24
+    - --node-cidr-mask-size-ipv6=64
+`));
+    // a second edit changes nothing, and removing an absent flag is no change
+    const again = setFlags(out, { "node-cidr-mask-size": null, "node-cidr-mask-size-ipv4": 24 });
+    assert.equal(again.text, out);
+    assert.deepEqual(again.changes.map((c) => c.action), ["unchanged", "unchanged"]);
+  });
+
   it("collapses duplicates even when the effective value is already right", () => {
     const text = pod(`    command:
     - kube-controller-manager
