@@ -25,12 +25,13 @@
 import * as pulumi from "@pulumi/pulumi";
 import { RemoteScript } from "../dynamic-providers/remoteScript";
 import { checkRunId, nodeBackupDir } from "../lib/controlPlane/nodeBackupDir";
-import { CidrMove, NodeTarget, PodCidrMove } from "../lib/config/migrationConfig";
+import { CidrMove, NodeTarget, PodCidrMove, SecondFamily } from "../lib/config/migrationConfig";
 import { backupControlPlane } from "../lib/remote/scripts/backupControlPlane";
 import { flagEditStep } from "../lib/remote/scripts/flagEditStep";
 import { readFile, readNodeFile } from "../lib/remote/scripts/readFile";
 import { ControlPlaneComponent } from "../lib/remote/scripts/waitComponentHealthy";
 import { FlagValue } from "../lib/controlPlane/manifestFlags";
+import { apiserverRangeFlags, controllerManagerRangeFlags, FamilyTarget, RangeTargets } from "../lib/controlPlane/rangeFlags";
 import { normalizeCidr } from "../lib/net/cidr";
 import { ConnectionOptions, SshCredentials, connectionFor } from "./remoteConnection";
 import { oneNodeAtATime } from "./oneNodeAtATime";
@@ -63,6 +64,8 @@ export interface ControlPlaneArgs extends NodeAccessArgs {
   serviceCidr: CidrMove;
   /** Pod range move: KCM gets `to` as --cluster-cidr and `nodeMaskSize` as --node-cidr-mask-size. */
   podCidr: PodCidrMove;
+  /** A dual-stack run's second family (issue 17): each range flag lists its `to` after the first family's. */
+  secondFamily?: SecondFamily;
   /** KCM health endpoint on each node (default https://127.0.0.1:10257/healthz). */
   kcmHealthUrl?: string;
   /** apiserver health endpoint on each node (default https://127.0.0.1:6443/healthz). */
@@ -79,7 +82,7 @@ interface FlagChangeRequest {
   name: string;
   node: NodeTarget;
   component: ControlPlaneComponent;
-  flags: Record<string, FlagValue>;
+  flags: Record<string, FlagValue | null>;
   healthUrl: string;
   backupDir: string;
   args: NodeAccessArgs;
@@ -88,16 +91,6 @@ interface FlagChangeRequest {
 }
 
 /** Validates what every node-side component shares; throws ResourceError naming the field. */
-/** The range flags kube-controller-manager gets, in both halves of the migration. */
-export function controllerManagerFlags(x: { podCidr: string; serviceCidr: string; nodeMaskSize: number; allocateNodeCidrs: boolean }) {
-  return {
-    "cluster-cidr": x.podCidr,
-    "service-cluster-ip-range": x.serviceCidr,
-    "node-cidr-mask-size": x.nodeMaskSize,
-    "allocate-node-cidrs": x.allocateNodeCidrs,
-  };
-}
-
 export function checkNodeAccess(args: NodeAccessArgs, self: pulumi.Resource): void {
   const fail = (message: string): never => {
     throw new pulumi.ResourceError(message, self);
@@ -134,6 +127,14 @@ export function checkCidr(value: string, field: string, self: pulumi.Resource): 
   return cidr;
 }
 
+/** The first family's checked ranges, and the second family's, checked the same way. */
+function rangeTargets(first: FamilyTarget, second: SecondFamily | undefined, self: pulumi.Resource): RangeTargets {
+  if (!second) return [first];
+  const serviceCidr = checkCidr(second.serviceCidr.to, "secondFamily.serviceCidr.to", self);
+  const podCidr = checkCidr(second.podCidr.to, "secondFamily.podCidr.to", self);
+  return [first, { serviceCidr, podCidr, nodeMaskSize: checkMask(second.podCidr.nodeMaskSize, podCidr, self) }];
+}
+
 function checkMask(mask: number, podCidr: string, self: pulumi.Resource): number {
   const podPrefix = Number(podCidr.split("/")[1]);
   if (!Number.isInteger(mask) || mask < podPrefix || mask > (podCidr.includes(":") ? 128 : 32)) {
@@ -168,7 +169,7 @@ export function flagChangeSteps(request: FlagChangeRequest): FlagChangeSteps {
     connection,
     script,
     // The planned values, known at preview time even while the script itself is not.
-    triggers: [args.runId, path, Object.entries(request.flags).map(([flag, value]) => `--${flag}=${value}`).join(" ")],
+    triggers: [args.runId, path, Object.entries(request.flags).map(([flag, value]) => (value === null ? `no --${flag}` : `--${flag}=${value}`)).join(" ")],
   }, { parent: request.parent, dependsOn: [read] });
   return { read, write };
 }
@@ -193,6 +194,7 @@ export class ControlPlane extends pulumi.ComponentResource {
     const serviceCidr = checkCidr(args.serviceCidr?.to, "serviceCidr.to", this);
     const podCidr = checkCidr(args.podCidr?.to, "podCidr.to", this);
     const mask = checkMask(args.podCidr.nodeMaskSize, podCidr, this);
+    const targets = rangeTargets({ serviceCidr, podCidr, nodeMaskSize: mask }, args.secondFamily, this);
     this.backupDir = nodeBackupDir(args.runId);
 
     oneNodeAtATime(args.nodes, withParentDependsOn(opts), (node, after) => {
@@ -206,7 +208,7 @@ export class ControlPlane extends pulumi.ComponentResource {
         node,
         component: "kube-controller-manager",
         // Allocation stays off while Nodes still hold old-range podCIDRs: KCM would exit on them.
-        flags: controllerManagerFlags({ podCidr, serviceCidr, nodeMaskSize: mask, allocateNodeCidrs: false }),
+        flags: controllerManagerRangeFlags(targets, false),
         healthUrl: args.kcmHealthUrl ?? DEFAULT_KCM_HEALTH_URL,
         backupDir: this.backupDir,
         args,
@@ -217,7 +219,7 @@ export class ControlPlane extends pulumi.ComponentResource {
         name: `${name}-${node.name}-apiserver`,
         node,
         component: "kube-apiserver",
-        flags: { "service-cluster-ip-range": serviceCidr },
+        flags: apiserverRangeFlags(targets),
         healthUrl: args.apiserverHealthUrl ?? DEFAULT_APISERVER_HEALTH_URL,
         backupDir: this.backupDir,
         args,
@@ -239,6 +241,8 @@ export interface EnableCidrAllocationArgs extends NodeAccessArgs {
   serviceCidr: string;
   /** --node-cidr-mask-size. */
   nodeMaskSize: number;
+  /** A dual-stack cluster's second family: its ranges follow the first in each flag. */
+  secondFamily?: SecondFamily;
   /** KCM health endpoint on each node (default https://127.0.0.1:10257/healthz). */
   kcmHealthUrl?: string;
 }
@@ -260,13 +264,14 @@ export class EnableCidrAllocation extends pulumi.ComponentResource {
     const podCidr = checkCidr(args.podCidr, "podCidr", this);
     const serviceCidr = checkCidr(args.serviceCidr, "serviceCidr", this);
     checkMask(args.nodeMaskSize, podCidr, this);
+    const targets = rangeTargets({ serviceCidr, podCidr, nodeMaskSize: args.nodeMaskSize }, args.secondFamily, this);
     const backupDir = `${nodeBackupDir(args.runId)}/enable-cidr-allocation`;
     oneNodeAtATime(args.nodes, withParentDependsOn(opts), (node, after) => {
       const steps = flagChangeSteps({
         name: `${name}-${node.name}-kcm`,
         node,
         component: "kube-controller-manager",
-        flags: controllerManagerFlags({ podCidr, serviceCidr, nodeMaskSize: args.nodeMaskSize, allocateNodeCidrs: true }),
+        flags: controllerManagerRangeFlags(targets, true),
         healthUrl: args.kcmHealthUrl ?? DEFAULT_KCM_HEALTH_URL,
         backupDir,
         args,

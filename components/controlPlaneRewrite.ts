@@ -18,6 +18,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { RemoteScript } from "../dynamic-providers/remoteScript";
 import { CidrMove, PodCidrMove } from "../lib/config/migrationConfig";
 import { FlagValue } from "../lib/controlPlane/manifestFlags";
+import { apiserverRangeFlags, controllerManagerRangeFlags, RangeTargets } from "../lib/controlPlane/rangeFlags";
 import { nodeBackupDir } from "../lib/controlPlane/nodeBackupDir";
 import { backupControlPlane } from "../lib/remote/scripts/backupControlPlane";
 import { readFile, readNodeFile } from "../lib/remote/scripts/readFile";
@@ -31,7 +32,6 @@ import {
   NodeAccessArgs,
   checkCidr,
   checkNodeAccess,
-  controllerManagerFlags,
 } from "./controlPlane";
 import { After, oneNodeAtATime } from "./oneNodeAtATime";
 import { withParentDependsOn } from "./parentDependsOn";
@@ -118,9 +118,11 @@ export class ControlPlaneStart extends pulumi.ComponentResource {
     checkNodeAccess(args, this);
     const serviceCidr = checkCidr(args.serviceCidr?.to, "serviceCidr.to", this);
     const podCidr = checkCidr(args.podCidr?.to, "podCidr.to", this);
-    const flags: Record<ControlPlaneComponent, Record<string, FlagValue>> = {
-      "kube-apiserver": { "service-cluster-ip-range": serviceCidr },
-      "kube-controller-manager": controllerManagerFlags({ podCidr, serviceCidr, nodeMaskSize: args.podCidr.nodeMaskSize, allocateNodeCidrs: true }),
+    // the etcd rewrite moves one address family
+    const targets: RangeTargets = [{ serviceCidr, podCidr, nodeMaskSize: args.podCidr.nodeMaskSize }];
+    const flags: Record<ControlPlaneComponent, Record<string, FlagValue | null>> = {
+      "kube-apiserver": apiserverRangeFlags(targets),
+      "kube-controller-manager": controllerManagerRangeFlags(targets, true),
     };
     const healthUrl = { "kube-apiserver": args.apiserverHealthUrl ?? DEFAULT_APISERVER_HEALTH_URL, "kube-controller-manager": args.kcmHealthUrl ?? DEFAULT_KCM_HEALTH_URL };
     oneNodeAtATime(args.nodes, withParentDependsOn(opts), (node, after) => {

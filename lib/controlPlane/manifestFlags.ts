@@ -257,6 +257,11 @@ export function setFlags(text: string, flags: Record<string, FlagValue | null>, 
   return { text: result, changes };
 }
 
+/** `--flag=value` for each flag an edit leaves set: what the restarted component's command line must show (a removed flag shows nothing). */
+export function expectedFlags(changes: FlagChange[]): string[] {
+  return changes.filter((c) => c.after !== undefined).map((c) => `--${c.flag}=${c.after}`);
+}
+
 /** Fail closed: the edited text must carry exactly the requested values and every other flag unchanged. */
 function verifyEdit(before: Occurrence[], edited: string, wanted: Array<{ name: string; value?: string }>, target: ManifestTarget, source: string): void {
   const after = flagMap(load(edited, target).container.occurrences);

@@ -9,7 +9,7 @@
  * With several containers in the Pod, the one named like the component is edited (kubeadm's naming).
  */
 import { UserError } from "../../config/errors";
-import { FlagChange, FlagValue, ManifestFlagError, containerFor, setFlags } from "../../controlPlane/manifestFlags";
+import { FlagChange, FlagValue, ManifestFlagError, containerFor, expectedFlags, setFlags } from "../../controlPlane/manifestFlags";
 import { SandboxRoot } from "../remoteScript";
 import { guardedManifestEdit } from "./guardedManifestEdit";
 import { ControlPlaneComponent } from "./waitComponentHealthy";
@@ -18,7 +18,8 @@ export interface FlagEditStepInput extends SandboxRoot {
   path: string;
   component: ControlPlaneComponent;
   currentContent: string;
-  flags: Record<string, FlagValue>;
+  /** null removes the flag */
+  flags: Record<string, FlagValue | null>;
   healthUrl: string;
   timeoutSeconds: number;
   backupDir: string;
@@ -38,7 +39,7 @@ export function flagEditStep(input: FlagEditStepInput): FlagEditStep {
     if (error instanceof ManifestFlagError) throw new UserError(error.message);
     throw error;
   }
-  const expect = edit.changes.map((c) => `--${c.flag}=${c.after}`);
+  const expect = expectedFlags(edit.changes);
   const restoreExpect = edit.changes.filter((c) => c.before !== undefined && c.before !== c.after).map((c) => `--${c.flag}=${c.before}`);
   const wait = { component: input.component, url: input.healthUrl, expectFlags: expect, timeoutSeconds: input.timeoutSeconds };
   const script = guardedManifestEdit({

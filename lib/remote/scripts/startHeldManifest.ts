@@ -10,7 +10,7 @@
  * etcd already needs the new flags, so the message says where the logs are and how the whole run is undone.
  */
 import { UserError } from "../../config/errors";
-import { FlagChange, FlagValue, ManifestFlagError, containerFor, setFlags } from "../../controlPlane/manifestFlags";
+import { FlagChange, FlagValue, ManifestFlagError, containerFor, expectedFlags, setFlags } from "../../controlPlane/manifestFlags";
 import { SandboxRoot, buildScript, hostPath, sh } from "../remoteScript";
 import { embedScript } from "./embedScript";
 import { nodePath, notInside } from "./inputs";
@@ -24,7 +24,8 @@ export interface StartHeldManifestInput extends SandboxRoot {
   path: string;
   heldDir: string;
   heldContent: string;
-  flags: Record<string, FlagValue>;
+  /** null removes the flag */
+  flags: Record<string, FlagValue | null>;
   healthUrl: string;
   timeoutSeconds: number;
 }
@@ -48,7 +49,7 @@ export function startHeldManifest(input: StartHeldManifestInput): StartHeldManif
   const wait = waitComponentHealthy({
     component: input.component,
     url: input.healthUrl,
-    expectFlags: edit.changes.map((c) => `--${c.flag}=${c.after}`),
+    expectFlags: expectedFlags(edit.changes),
     timeoutSeconds: input.timeoutSeconds,
     root: input.root,
   });
