@@ -99,6 +99,7 @@ export = async () => {
       ...nodeAccess,
       serviceCidr: config.serviceCidr,
       podCidr: config.podCidr,
+      ...(config.secondFamily ? { secondFamily: config.secondFamily } : {}),
     }, o));
     const certs = order.declare("apiserver-certs", stepsUnder("control-plane/").filter(isCertStep), [controlPlane], (o) => new ApiserverCerts("apiserver-certs", {
       ...nodeAccess,
@@ -197,6 +198,7 @@ export = async () => {
       ...nodeAccess,
       podCidr: config.podCidr.to,
       serviceCidr: config.serviceCidr.to,
+      ...(config.secondFamily ? { secondFamily: config.secondFamily } : {}),
       nodeMaskSize: config.podCidr.nodeMaskSize,
     }, o));
   const nodesMoved = allocation ? [allocation] : nodes.done;
