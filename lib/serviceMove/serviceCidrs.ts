@@ -1,4 +1,4 @@
-import { cidrContains, normalizeCidr } from "../net/cidr";
+import { cidrContains, familyOf, normalizeCidr } from "../net/cidr";
 import { faultPoint } from "./faultHook";
 import { isStatus, KubeObject, KubeRest } from "./kubeRest";
 import { sleep } from "../concurrency/sleep";
@@ -39,13 +39,20 @@ export function temporaryServiceCidrName(cidr: string): string {
   return `cidr-migration-${normalizeCidr(cidr).toLowerCase().replace(/[.:/]/g, "-")}`;
 }
 
+/**
+ * `from` and `to` are ranges as --service-cluster-ip-range lists them: one, or a dual-stack pair comma-separated,
+ * primary first (issue 17). The temporary ServiceCIDR holds every new range. Adding a family (one range to a pair)
+ * takes the same steps: the temporary one covers the kept family's addresses, so the old default goes at once, and
+ * the apiserver re-creates it from the new pair.
+ */
 export function planServiceCidrSwitch(from: string, to: string): ServiceCidrSwitchPlan {
-  const oldRange = normalizeCidr(from);
-  const newRange = normalizeCidr(to);
+  const oldRanges = from.split(",").map(normalizeCidr);
+  const newRanges = to.split(",").map(normalizeCidr);
+  const covered = (range: string) => newRanges.some((r) => familyOf(r) === familyOf(range) && cidrContains(r, range));
   return {
-    temporary: { name: temporaryServiceCidrName(newRange), cidrs: [newRange] },
-    default: { name: DEFAULT_SERVICE_CIDR, from: [oldRange], to: [newRange] },
-    expansion: cidrContains(newRange, oldRange),
+    temporary: { name: temporaryServiceCidrName(newRanges[0]), cidrs: newRanges },
+    default: { name: DEFAULT_SERVICE_CIDR, from: oldRanges, to: newRanges },
+    expansion: oldRanges.every(covered),
   };
 }
 

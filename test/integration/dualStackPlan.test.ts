@@ -17,10 +17,11 @@ import { Inventory } from "../../lib/plan/inventory";
 import { buildPlan } from "../../lib/plan/plan";
 import { kubeRest, paths } from "../../lib/serviceMove/kubeRest";
 import { serviceMovesFromPlan } from "../../lib/serviceMove/planMoves";
+import { listServiceCidrs } from "../../lib/serviceMove/serviceCidrs";
 import { runServiceMoves } from "../../lib/serviceMove/serviceMover";
 import { Plan } from "../../lib/plan/planModel";
 import { runCli } from "../support/cli";
-import { servesServiceCidrs } from "../support/serviceRangePhase";
+import { enterNewServiceRange, leaveOldServiceRange, servesServiceCidrs } from "../support/serviceRangePhase";
 import { baseValues } from "../support/stackValues";
 import { useTestCluster } from "../testbed/fixture";
 import { waitUntil } from "../testbed/processes";
@@ -133,19 +134,18 @@ describe("dual-stack plan on a real IPv4 + IPv6 control plane (issue 17)", funct
     );
   });
 
-  it("the Service mover re-creates every shape at its planned addresses, both families in one re-create, nothing else changed", async () => {
-    // the control-plane phase, as far as Services need it: the apiserver on the new pair, and (1.33+) a ServiceCIDR for it
-    await cluster().restartApiserver({ serviceClusterIpRange: NEW.service.join(",") });
+  it("the Service mover re-creates every shape at its planned addresses, both families in one re-create, nothing else changed; (1.33+) the default ServiceCIDR ends on the new pair", async () => {
     const rest = await kubeRest(cluster().kubeConfig());
     try {
-      if (await servesServiceCidrs(cluster().kubeConfig())) {
-        await rest.create("/apis/networking.k8s.io/v1/servicecidrs", { apiVersion: "networking.k8s.io/v1", kind: "ServiceCIDR", metadata: { name: "dual-new" }, spec: { cidrs: NEW.service } });
-      }
-      const planned = serviceMovesFromPlan(plan).moves;
-      const requests = SHAPES.map(({ name }) => ({ namespace: "mixed", name, ...planned[`mixed/${name}`] }));
-      assert.equal(requests.filter((r) => r.otherFamily).length, 4, "the four dual-stack Services move both families");
-      const report = await runServiceMoves(cluster().kubeConfig(), { moves: requests }, { parallelism: 4, allowLoadBalancerRecreate: false });
+      // the control-plane phase as far as Services need it: the apiserver on the new pair, and (1.33+)
+      // service-cidr-open: a ServiceCIDR for the new pair, the old default let go
+      await enterNewServiceRange(cluster(), OLD.service.join(","), NEW.service.join(","));
+      const planned = serviceMovesFromPlan(plan);
+      const requests = [...SHAPES.map(({ name }) => ({ namespace: "mixed", name, ...planned.moves[`mixed/${name}`] })), { namespace: "kube-system", name: "kube-dns", fromIP: planned.dns!.fromIP, toIP: planned.dns!.toIP }];
+      assert.equal(requests.filter((r) => "otherFamily" in r && r.otherFamily).length, 4, "the four dual-stack Services move both families");
+      const report = await runServiceMoves(cluster().kubeConfig(), { moves: requests, kubernetesService: planned.kubernetesService }, { parallelism: 4, allowLoadBalancerRecreate: false });
       assert.deepEqual(report.results.map((r) => r.outcome), requests.map(() => "moved"));
+      assert.equal(report.kubernetesService?.ip, "10.112.0.1");
 
       for (const shape of SHAPES) {
         const row = plan.services.find((s) => s.namespace === "mixed" && s.name === shape.name)!;
@@ -161,6 +161,12 @@ describe("dual-stack plan on a real IPv4 + IPv6 control plane (issue 17)", funct
       // a second run finds every Service moved
       const again = await runServiceMoves(cluster().kubeConfig(), { moves: requests }, { parallelism: 4, allowLoadBalancerRecreate: false });
       assert.deepEqual(again.results.map((r) => r.outcome), requests.map(() => "already-moved"));
+
+      if (await servesServiceCidrs(cluster().kubeConfig())) {
+        // service-cidr-close: nothing is left in the old pair, so the old default goes and the apiserver makes it anew
+        await leaveOldServiceRange(cluster(), OLD.service.join(","), NEW.service.join(","));
+        assert.deepEqual((await listServiceCidrs(rest)).map((c) => [c.name, c.cidrs]), [["kubernetes", NEW.service]]);
+      }
     } finally {
       rest.close();
     }
