@@ -28,6 +28,7 @@ import { discoverForRun } from "./components/runDiscovery";
 import { UserError } from "./lib/config/errors";
 import { kubeconfigText, loadKubeConfig } from "./lib/config/kubeClient";
 import { expandHome } from "./lib/config/paths";
+import { rangeLists } from "./lib/config/rangeLists";
 import { flannelTransitionNetwork } from "./lib/plan/phases";
 import { buildPlan } from "./lib/plan/plan";
 import { NODE_STEP_PREFIX, SERVICE_STEP_PREFIX, stepId } from "./lib/plan/stepIds";
@@ -84,7 +85,8 @@ export = async () => {
   // 3-5. the control plane and the Services: through the API (recreate), or in etcd while the apiservers are stopped
   //      (etcd-rewrite). Either way, what follows waits for `servicesMoved`.
   const serviceMoves = serviceMovesFromPlan(plan);
-  const serviceCidrRange = { kubeconfig, from: config.serviceCidr.from, to: config.serviceCidr.to };
+  // one range, or a dual-stack pair comma-separated
+  const serviceCidrRange = { kubeconfig, ...rangeLists(config).service };
   const dns = { namespace: plan.dns.namespace, name: plan.dns.name };
   const rewrite = config.services.strategy === "etcd-rewrite";
   let services: pulumi.Resource;

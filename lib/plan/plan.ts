@@ -4,6 +4,7 @@ import { allocateNodeSubnets } from "../net/nodeSubnets";
 import { ConfigError, UserError } from "../config/errors";
 import { Inventory, NodeInfo, ServiceInfo } from "./inventory";
 import { MigrationConfig } from "../config/migrationConfig";
+import { rangeLists } from "../config/rangeLists";
 import { assertPlanConsistent } from "./planConsistency";
 import { NodeMove, Plan, PlanWarning, ServiceMove } from "./planModel";
 import { planRefusals } from "./planRefusals";
@@ -321,18 +322,9 @@ function planNodes(config: MigrationConfig, live: NodeInfo[], warnings: PlanWarn
   return moves;
 }
 
-/** A key's ranges as a comma-separated flag value holds them: the primary family's, then the second's if any. */
-function rangeList(primary: string, second: string | undefined): string {
-  return second === undefined ? primary : `${primary},${second}`;
-}
-
 function checkClusterConfig(config: MigrationConfig, inventory: Inventory, warnings: PlanWarning[]): void {
-  const second = config.secondFamily;
   // An add-family run's cluster still holds the first family alone.
-  const podFrom = rangeList(config.podCidr.from, second?.podCidr.from);
-  const podTo = rangeList(config.podCidr.to, second?.podCidr.to);
-  const serviceFrom = rangeList(config.serviceCidr.from, second?.serviceCidr.from);
-  const serviceTo = rangeList(config.serviceCidr.to, second?.serviceCidr.to);
+  const { pod: { from: podFrom, to: podTo }, service: { from: serviceFrom, to: serviceTo } } = rangeLists(config);
   const proxyCidr = inventory.kubeProxy?.clusterCIDR;
   if (proxyCidr && proxyCidr !== podFrom && proxyCidr !== podTo) {
     warnings.push({ code: "KUBE_PROXY_CIDR_MISMATCH", message: `kube-proxy clusterCIDR is ${proxyCidr}, expected podCidr.from ${podFrom}; check the config`, object: "ConfigMap kube-system/kube-proxy" });
