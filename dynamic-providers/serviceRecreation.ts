@@ -4,13 +4,14 @@ import { runServiceMoves } from "../lib/serviceMove/serviceMover";
 import { kubeRest } from "../lib/serviceMove/kubeRest";
 import { waitForServiceWatchers, WatchersWait } from "../lib/serviceMove/serviceWatchers";
 import { KubeConfig } from "@kubernetes/client-node";
-import { cidrContains, isCidr, isIpAddress } from "../lib/net/cidr";
+import { isIpAddress } from "../lib/net/cidr";
+import { inRangeList, isRangeList, rangeForFamilyOf } from "../lib/net/rangeList";
 import { DEFAULT_JOURNAL_NAMESPACE } from "../lib/serviceMove/journal";
 import { DEFAULT_SERVICE_PARALLELISM } from "../lib/config/migrationConfig";
 import { parseServiceRefKey, serviceRefKey } from "../lib/serviceMove/serviceRef";
 import { containsUnknown, kubeConfigFrom, throwIfFailed, TypedProvider, Wire, withSecretOutputs } from "./wire";
 import {
-  DEFAULT_DELETE_TIMEOUT_SECONDS, KubernetesServiceRequest, KubernetesServiceResult, MoveResult, ServiceMoveRequest, StandInRequest,
+  DEFAULT_DELETE_TIMEOUT_SECONDS, FamilyMove, KubernetesServiceRequest, KubernetesServiceResult, MoveResult, ServiceMoveRequest, StandInRequest,
 } from "../lib/serviceMove/moveTypes";
 
 /**
@@ -46,6 +47,8 @@ export interface ServiceMoveEntry {
   type?: string;
   /** "namespace/name" of a Service holding toIP that goes just before the create (the DNS stand-in). */
   vacate?: string;
+  /** A dual-stack Service's second ClusterIP and its planned address (issue 17). */
+  otherFamily?: FamilyMove;
 }
 
 export interface ServiceRecreationArgs {
@@ -161,10 +164,10 @@ function checkInputs(news: Inputs): { inputs: Inputs; failures: pulumi.dynamic.C
     fail("serviceWatchersBefore", `serviceWatchersBefore must be a count of watches (a whole number, 0 or more); got ${JSON.stringify(watchers)}`);
   }
   const serviceCidr = containsUnknown(news.serviceCidr) ? undefined : news.serviceCidr;
-  if (serviceCidr !== undefined && !isCidr(serviceCidr)) {
-    fail("serviceCidr", `serviceCidr must be the new Service range in CIDR notation, e.g. "10.100.0.0/16"; got ${JSON.stringify(serviceCidr)}`);
+  if (serviceCidr !== undefined && !isRangeList(serviceCidr)) {
+    fail("serviceCidr", `serviceCidr must be the new Service range in CIDR notation, e.g. "10.100.0.0/16", or a dual-stack pair "10.100.0.0/16,fd00:10:100::/112"; got ${JSON.stringify(serviceCidr)}`);
   }
-  const cidr = isCidr(serviceCidr) ? serviceCidr : undefined;
+  const ranges = isRangeList(serviceCidr) ? serviceCidr : undefined;
   const ipProblem = (ip: unknown, what: string): string | undefined => {
     if (containsUnknown(ip)) return undefined;
     if (!isIpAddress(ip)) return `${what} must be an IP address; got ${JSON.stringify(ip)}`;
@@ -187,9 +190,18 @@ function checkInputs(news: Inputs): { inputs: Inputs; failures: pulumi.dynamic.C
           const problem = ipProblem(entry[field], `Service ${key}: ${field}`);
           if (problem) fail(property, problem);
         }
-        const toIP = entry.toIP;
-        if (isIpAddress(toIP)) {
-          if (cidr && !cidrContains(cidr, toIP)) fail(property, `Service ${key}: toIP ${toIP} is outside the new range ${cidr}`);
+        // a dual-stack Service's second family moves with it
+        const otherFamily = entry.otherFamily;
+        if (otherFamily !== undefined && !containsUnknown(otherFamily)) {
+          if (!isRecord(otherFamily)) fail(property, `Service ${key}: otherFamily must be { fromIP, toIP }; got ${JSON.stringify(otherFamily)}`);
+          else for (const field of ["fromIP", "toIP"]) {
+            const problem = ipProblem(otherFamily[field], `Service ${key}: otherFamily.${field}`);
+            if (problem) fail(property, problem);
+          }
+        }
+        const targets = [["toIP", entry.toIP], ["otherFamily.toIP", isRecord(otherFamily) ? otherFamily.toIP : undefined]].filter((t): t is [string, string] => isIpAddress(t[1]));
+        for (const [field, toIP] of targets) {
+          if (ranges && !inRangeList(ranges, toIP)) fail(property, `Service ${key}: ${field} ${toIP} is outside the new range ${rangeForFamilyOf(ranges, toIP) ?? ranges}`);
           const other = planned.get(toIP);
           if (other) fail(property, `Services ${other} and ${key} are both planned at ${toIP}; each needs its own IP`);
           planned.set(toIP, key);
@@ -236,7 +248,7 @@ function diffInputs(olds: Partial<ServiceRecreationOutputs>, news: Inputs): pulu
   // check has passed on news: its maps hold entries of their shape
   const oldMoves = olds.moves ?? {};
   const newMoves = (isRecord(news.moves) ? news.moves : {}) as Record<string, ServiceMoveEntry>;
-  const movesChanged = Object.entries(newMoves).some(([key, entry]) => oldMoves[key]?.toIP !== entry.toIP || oldMoves[key]?.vacate !== entry.vacate);
+  const movesChanged = Object.entries(newMoves).some(([key, entry]) => oldMoves[key]?.toIP !== entry.toIP || oldMoves[key]?.vacate !== entry.vacate || oldMoves[key]?.otherFamily?.toIP !== entry.otherFamily?.toIP);
   const newKubernetes = news.kubernetesService as KubernetesServiceRequest | undefined;
   const kubernetesChanged = newKubernetes !== undefined && olds.kubernetesService?.toIP !== newKubernetes.toIP;
   const oldStandIns = olds.standIns ?? {};
@@ -284,6 +296,7 @@ async function applyChecked(news: Inputs): Promise<ServiceRecreationOutputs> {
   const { moves, standIns } = inputs;
   const requests: ServiceMoveRequest[] = Object.entries(moves).map(([key, entry]) => ({
     ...parseServiceRefKey(key)!, fromIP: entry.fromIP, toIP: entry.toIP, type: entry.type,
+    ...(entry.otherFamily ? { otherFamily: { fromIP: entry.otherFamily.fromIP, toIP: entry.otherFamily.toIP } } : {}),
     ...(entry.vacate ? { vacate: parseServiceRefKey(entry.vacate)! } : {}),
   }));
   const standInRequests: StandInRequest[] = Object.entries(standIns).map(([key, entry]) => ({ ...parseServiceRefKey(key)!, of: parseServiceRefKey(entry.of)!, ip: entry.ip }));

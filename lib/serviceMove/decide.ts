@@ -1,4 +1,4 @@
-import { cidrContains, isCidr } from "../net/cidr";
+import { inRangeList, isRangeList } from "../net/rangeList";
 import { serviceRefKey } from "./serviceRef";
 import { KubeObject } from "./kubeRest";
 import { MoveResult, MoverOptions, plannedIps, ServiceMoveRequest, ServiceMoveSpec } from "./moveTypes";
@@ -79,7 +79,7 @@ export function decide(ctx: Context, view: ClusterView, request: ServiceMoveRequ
   if (holdsNoClusterIp(live)) return skip("no-cluster-ip");
   if (targets.every((ip) => ips.includes(ip))) return skip("already-moved");
   if (!ips.includes(request.fromIP)) {
-    if (ctx.options.serviceCidr && ips.some((ip) => cidrContains(ctx.options.serviceCidr!, ip))) return skip("in-new-range");
+    if (ctx.options.serviceCidr && ips.some((ip) => inRangeList(ctx.options.serviceCidr!, ip))) return skip("in-new-range");
     problems.push(`${where} holds ${ips.join(", ")}, the plan expected ${request.fromIP}; the plan is out of date, run preview again, nothing was changed`);
     return undefined;
   }
@@ -93,7 +93,7 @@ export function decide(ctx: Context, view: ClusterView, request: ServiceMoveRequ
 
 export function validateSpec(moveSpec: ServiceMoveSpec, options: MoverOptions): string[] {
   const problems: string[] = [];
-  if (options.serviceCidr !== undefined && !isCidr(options.serviceCidr)) problems.push(`serviceCidr ${JSON.stringify(options.serviceCidr)} is not a CIDR; pass the new Service range, e.g. 10.100.0.0/16`);
+  if (options.serviceCidr !== undefined && !isRangeList(options.serviceCidr)) problems.push(`serviceCidr ${JSON.stringify(options.serviceCidr)} is not a CIDR or a dual-stack pair; pass the new Service range, e.g. 10.100.0.0/16`);
   const keys = new Set<string>();
   const targets = new Map<string, string>();
   for (const move of moveSpec.moves) {

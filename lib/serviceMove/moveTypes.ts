@@ -55,7 +55,7 @@ export interface MoverOptions {
   parallelism: number;
   /** Consent to re-create LoadBalancer Services (config services.allowLoadBalancerRecreate). */
   allowLoadBalancerRecreate: boolean;
-  /** The new Service range: a Service found already inside it is left alone. */
+  /** The new Service range, or a dual-stack pair comma-separated: a Service found already inside it is left alone. */
   serviceCidr?: string;
   /** Keep each moved Service answering at its old ClusterIP, as an externalIP, until the end (config services.bridgeOldIps). */
   bridgeOldIps?: boolean;

@@ -81,6 +81,25 @@ describe("ServiceRecreation provider: check", () => {
     ]);
   });
 
+  it("a dual-stack pair: each planned address checked against its own family's range, the second family's too (issue 17)", async () => {
+    const result = await check(inputs({
+      serviceCidr: "10.100.0.0/16,fd00:10:100::/112",
+      moves: {
+        "shop/a": { fromIP: "10.96.0.2", toIP: "10.100.0.2", otherFamily: { fromIP: "fd00:10:96::2", toIP: "fd00:10:100::2" } },
+        "shop/b": { fromIP: "fd00:10:96::3", toIP: "fd00:10:101::3" },
+        "shop/c": { fromIP: "10.96.0.4", toIP: "10.100.0.4", otherFamily: { fromIP: "fd00:10:96::4", toIP: "fd00:10:100::2" } },
+        "shop/d": { fromIP: "10.96.0.5", toIP: "10.100.0.5", otherFamily: { fromIP: "nope", toIP: "fd00:10:100::5" } },
+      },
+    }));
+    assert.deepEqual(result.failures.map((f) => `${f.property}: ${f.reason}`), [
+      'moves["shop/b"]: Service shop/b: toIP fd00:10:101::3 is outside the new range fd00:10:100::/112',
+      'moves["shop/c"]: Services shop/a and shop/c are both planned at fd00:10:100::2; each needs its own IP',
+      'moves["shop/d"]: Service shop/d: otherFamily.fromIP must be an IP address; got "nope"',
+    ]);
+    const pair = await check(inputs({ serviceCidr: "10.100.0.0/16,10.101.0.0/16" }));
+    assert.match(pair.failures.map((f) => f.reason).join("\n"), /serviceCidr must be .* or a dual-stack pair/);
+  });
+
   it("serviceWatchersBefore: a count or unknown (preflight's output at preview); anything else refused; a new count is no change", async () => {
     assert.deepEqual((await check(inputs({ serviceWatchersBefore: 11 }))).failures, []);
     assert.deepEqual((await check(inputs({ serviceWatchersBefore: UNKNOWN }))).failures, []);
@@ -153,6 +172,13 @@ describe("ServiceRecreation provider: diff", () => {
     assert.equal(moved.replaces, undefined);
     const added = await diff(state(), inputs({ moves: { "shop/new": { fromIP: "10.96.1.1", toIP: "10.100.1.1" } }, version: "1" }));
     assert.equal(added.changes, true);
+  });
+
+  it("a dual-stack Service's second family planned elsewhere is a change", async () => {
+    const dual = (toIP: string) => inputs({ moves: { "shop/cart": { fromIP: "10.96.7.7", toIP: "10.100.7.7", otherFamily: { fromIP: "fd00:10:96::7", toIP } } }, version: "1" });
+    const before = state({ moves: (dual("fd00:10:100::7") as Inputs).moves });
+    assert.equal((await diff(before, dual("fd00:10:100::7"))).changes, false);
+    assert.equal((await diff(before, dual("fd00:10:100::8"))).changes, true);
   });
 
   it("parallelism or consent alone change nothing; the kubernetes Service's target or unknown moves do", async () => {
