@@ -85,8 +85,9 @@ export = async () => {
   // 3-5. the control plane and the Services: through the API (recreate), or in etcd while the apiservers are stopped
   //      (etcd-rewrite). Either way, what follows waits for `servicesMoved`.
   const serviceMoves = serviceMovesFromPlan(plan);
-  // one range, or a dual-stack pair comma-separated
-  const serviceCidrRange = { kubeconfig, ...rangeLists(config).service };
+  // each one range, or a dual-stack pair comma-separated, as the flags and kubeadm list them
+  const ranges = rangeLists(config);
+  const serviceCidrRange = { kubeconfig, ...ranges.service };
   const dns = { namespace: plan.dns.namespace, name: plan.dns.name };
   const rewrite = config.services.strategy === "etcd-rewrite";
   let services: pulumi.Resource;
@@ -123,7 +124,7 @@ export = async () => {
       bridgeOldIps: config.services.bridgeOldIps,
       routeNewIpsFirst: config.services.routeNewIpsFirst,
       serviceWatchersBefore: preflight.serviceWatchers,
-      serviceCidr: config.serviceCidr.to,
+      serviceCidr: ranges.service.to,
     }, o));
 
     // 5. DNS, first half: a stand-in Service answers at the final DNS IP before any node switches to it.
@@ -152,8 +153,8 @@ export = async () => {
 
   // 6. cluster config: kubeadm-config keeps the new ranges for later upgrades; kubelet-config points at the stand-in.
   const clusterConfig = order.declare("cluster-config", stepsUnder("cluster-config/"), [servicesMoved], (o) => new ClusterConfig("cluster-config", {
-    podCidr: config.podCidr.to,
-    serviceCidr: config.serviceCidr.to,
+    podCidr: ranges.pod.to,
+    serviceCidr: ranges.service.to,
     clusterDns: [plan.dns.newClusterIP],
     kubeletConfigMapName: inventory.kubeletConfig?.configMapName ?? kubeletConfigMapName(inventory.serverVersion),
     patchKubeletConfig: inventory.kubeletConfig !== undefined,

@@ -17,16 +17,16 @@ import * as pulumi from "@pulumi/pulumi";
 import { isIpAddress } from "../lib/net/cidr";
 import { KUBEADM_CLUSTER_CONFIGURATION_KEY, setKubeadmNetworking } from "../lib/controlPlane/kubeadmConfigEdit";
 import { editKubeletClusterDns } from "../lib/remote/scripts/setKubeletClusterDns";
-import { checkCidr } from "./controlPlane";
+import { checkRangeList } from "./controlPlane";
 import { liveConfigMapKey, patchMetadata } from "./systemObjectPatch";
 import { withParentDependsOn } from "./parentDependsOn";
 
 export const KUBELET_CONFIG_KEY = "kubelet";
 
 export interface ClusterConfigArgs {
-  /** The new pod range (networking.podSubnet). */
+  /** The new pod range (networking.podSubnet): one range, or a dual-stack pair comma-separated. */
   podCidr: string;
-  /** The new Service range (networking.serviceSubnet). */
+  /** The new Service range (networking.serviceSubnet), the same way. */
   serviceCidr: string;
   /** The new cluster DNS Service IP(s) (kubelet clusterDNS), e.g. [plan.dns.newClusterIP]. */
   clusterDns: string[];
@@ -55,8 +55,8 @@ export class ClusterConfig extends pulumi.ComponentResource {
 
   constructor(name: string, args: ClusterConfigArgs, opts?: pulumi.ComponentResourceOptions) {
     super("cidr-migration:clusterConfig:ClusterConfig", name, {}, opts);
-    const podSubnet = checkCidr(args.podCidr, "podCidr", this);
-    const serviceSubnet = checkCidr(args.serviceCidr, "serviceCidr", this);
+    const podSubnet = checkRangeList(args.podCidr, "podCidr", this);
+    const serviceSubnet = checkRangeList(args.serviceCidr, "serviceCidr", this);
     const patchKubelet = args.patchKubeletConfig ?? true;
     if (patchKubelet && (!Array.isArray(args.clusterDns) || args.clusterDns.length === 0 || !args.clusterDns.every(isIpAddress))) {
       throw new pulumi.ResourceError(`clusterDns ${JSON.stringify(args.clusterDns)} must be a non-empty list of IPs; pass [plan.dns.newClusterIP]`, this);

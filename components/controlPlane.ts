@@ -33,6 +33,7 @@ import { ControlPlaneComponent } from "../lib/remote/scripts/waitComponentHealth
 import { FlagValue } from "../lib/controlPlane/manifestFlags";
 import { apiserverRangeFlags, controllerManagerRangeFlags, FamilyTarget, RangeTargets } from "../lib/controlPlane/rangeFlags";
 import { normalizeCidr } from "../lib/net/cidr";
+import { isRangeList } from "../lib/net/rangeList";
 import { ConnectionOptions, SshCredentials, connectionFor } from "./remoteConnection";
 import { oneNodeAtATime } from "./oneNodeAtATime";
 import { fromReadStep } from "./readStepOutput";
@@ -133,6 +134,13 @@ function rangeTargets(first: FamilyTarget, second: SecondFamily | undefined, sel
   const serviceCidr = checkCidr(second.serviceCidr.to, "secondFamily.serviceCidr.to", self);
   const podCidr = checkCidr(second.podCidr.to, "secondFamily.podCidr.to", self);
   return [first, { serviceCidr, podCidr, nodeMaskSize: checkMask(second.podCidr.nodeMaskSize, podCidr, self) }];
+}
+
+/** One range, or a dual-stack pair comma-separated (as kubeadm's podSubnet and serviceSubnet take them), each in normal form. */
+export function checkRangeList(value: string, field: string, self: pulumi.Resource): string {
+  const ranges = String(value).split(",").map((range) => checkCidr(range, field, self));
+  if (!isRangeList(ranges.join(","))) throw new pulumi.ResourceError(`${field} "${value}" is neither one range nor a dual-stack pair of one IPv4 and one IPv6 range`, self);
+  return ranges.join(",");
 }
 
 function checkMask(mask: number, podCidr: string, self: pulumi.Resource): number {
