@@ -225,7 +225,7 @@ export = async () => {
 
   // 9. kube-proxy: clusterCIDR, then a rolling restart.
   const kubeProxy = order.declare("kube-proxy", stepsUnder("kube-proxy/"), [...(serviceCidrClose ? [serviceCidrClose] : podsMoved), ...(dnsBudgetClose ? [dnsBudgetClose] : [])], (o) =>
-    new KubeProxyConfig("kube-proxy", { podCidr: config.podCidr.to, runId }, { ...kube, ...o }));
+    new KubeProxyConfig("kube-proxy", { podCidr: ranges.pod.to, runId }, { ...kube, ...o }));
 
   // 10. flannel's Network becomes the new range once no Node holds an old podCIDR (its restart needs that).
   const flannelFinal = plan.cni === "flannel"

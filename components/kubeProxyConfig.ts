@@ -19,11 +19,11 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { KUBE_PROXY_CONFIG_KEY, setKubeProxyClusterCidr } from "../lib/podNetwork/kubeProxyConfigEdit";
 import { checkRunIdOf, configMapEditThenRestart } from "./configMapEditThenRestart";
-import { checkCidr } from "./controlPlane";
+import { checkRangeList } from "./controlPlane";
 import { configMapKey } from "./systemObjectPatch";
 
 export interface KubeProxyConfigArgs {
-  /** The new pod range, written as clusterCIDR. */
+  /** The new pod range, written as clusterCIDR: one range, or a dual-stack pair comma-separated. */
   podCidr: string;
   /** The migration run id (config `snapshot.trigger`); the restart annotation's value. */
   runId: string;
@@ -45,7 +45,7 @@ export class KubeProxyConfig extends pulumi.ComponentResource {
 
   constructor(name: string, args: KubeProxyConfigArgs, opts?: pulumi.ComponentResourceOptions) {
     super("cidr-migration:kubeProxyConfig:KubeProxyConfig", name, {}, opts);
-    const podCidr = checkCidr(args.podCidr, "podCidr", this);
+    const podCidr = checkRangeList(args.podCidr, "podCidr", this);
     checkRunIdOf(args.runId, this);
     const namespace = args.namespace ?? "kube-system";
     const configMap = args.configMapName ?? "kube-proxy";

@@ -6,10 +6,12 @@
  *
  * API: `setKubeProxyClusterCidr(configConf, clusterCidr, source?)` → `{ text, changed, before }`.
  * The text must be a KubeProxyConfiguration; only the clusterCIDR value changes (lib/yaml/yamlMapEdit, lossless), and
- * the key is added when kubeadm left it out. The CIDR is normalized first, so "10.48.0.1/16" is refused.
+ * the key is added when kubeadm left it out. The CIDR is normalized first, so "10.48.0.1/16" is refused; a
+ * dual-stack pair is written comma-separated (issue 17).
  * Errors are UserError, one line naming the ConfigMap key.
  */
 import { newPodRange } from "./newPodRange";
+import { isRangeList } from "../net/rangeList";
 import { UserError } from "../config/errors";
 import { YamlEditError } from "../yaml/yamlCstEdit";
 import { editMapScalars, readMapScalar } from "../yaml/yamlMapEdit";
@@ -33,7 +35,9 @@ function asUserError<T>(run: () => T): T {
 }
 
 export function setKubeProxyClusterCidr(configConf: string, clusterCidr: string, source = "kube-system/kube-proxy config.conf"): KubeProxyEdit {
-  const cidr = newPodRange(clusterCidr, source, "clusterCIDR");
+  // a dual-stack cluster lists both pod ranges, comma-separated, primary first, as kube-proxy reads them
+  const cidr = clusterCidr.split(",").map((range) => newPodRange(range, source, "clusterCIDR")).join(",");
+  if (!isRangeList(cidr)) throw new UserError(`${source}: clusterCIDR "${clusterCidr}" is neither one range nor a dual-stack pair of one IPv4 and one IPv6 range`);
   return asUserError(() => {
     const kind = readMapScalar(configConf, source, ["kind"]);
     if (kind !== "KubeProxyConfiguration") {

@@ -37,6 +37,13 @@ describe("kube-proxy clusterCIDR (real kubeadm-rendered config.conf)", () => {
     assert.deepEqual(parse(edit.text), { ...parse(without), clusterCIDR: "10.48.0.0/16" });
   });
 
+  it("a dual-stack pair is written comma-separated, primary first; two ranges of one family are refused (issue 17)", () => {
+    const edit = setKubeProxyClusterCidr(KUBE_PROXY_CONF, "10.48.0.0/16,fd00:10:48::/56");
+    assert.deepEqual(lineDiff(KUBE_PROXY_CONF, edit.text), { removed: ["clusterCIDR: 10.244.0.0/16"], added: ["clusterCIDR: 10.48.0.0/16,fd00:10:48::/56"] });
+    assert.equal(parse(edit.text).clusterCIDR, "10.48.0.0/16,fd00:10:48::/56");
+    assert.throws(() => setKubeProxyClusterCidr(KUBE_PROXY_CONF, "10.48.0.0/16,10.49.0.0/16"), (e: Error) => e instanceof UserError && /neither one range nor a dual-stack pair/.test(e.message));
+  });
+
   it("refuses a non-normal CIDR and a text that is not a KubeProxyConfiguration", () => {
     assert.throws(() => setKubeProxyClusterCidr(KUBE_PROXY_CONF, "10.48.0.1/16"), (e: Error) => e instanceof UserError && /clusterCIDR "10\.48\.0\.1\/16" is not a CIDR .*did you mean 10\.48\.0\.0\/16/.test(e.message));
     assert.throws(() => setKubeProxyClusterCidr(CLUSTER_CONFIGURATION, "10.48.0.0/16"), /kind is "ClusterConfiguration", not KubeProxyConfiguration/);
