@@ -3,6 +3,7 @@ import { parseKubeadmConfig, parseKubeletConfig, parseKubeProxy } from "../plan/
 import { Finding } from "../report/findings";
 import { keyOf } from "../preflight/clusterObjects";
 import { controlPlanePods } from "../preflight/controlPlanePods";
+import { rangeLists } from "../config/rangeLists";
 import { LeftoverTest } from "./leftovers";
 import { VerifyInput } from "./verifyInput";
 
@@ -13,8 +14,9 @@ import { VerifyInput } from "./verifyInput";
 export function verifyClusterConfig(input: VerifyInput): Finding[] {
   const { config, cluster, targets } = input;
   const findings: Finding[] = [];
-  const services = new LeftoverTest(config.serviceCidr.from, config.serviceCidr.to);
-  const pods = new LeftoverTest(config.podCidr.from, config.podCidr.to);
+  const ranges = rangeLists(config);
+  const services = new LeftoverTest(ranges.service.from, ranges.service.to);
+  const pods = new LeftoverTest(ranges.pod.from, ranges.pod.to);
   const configMap = (name: string) => cluster.configMaps.find((cm) => keyOf(cm.metadata) === `kube-system/${name}`);
   const rerun = "run `pulumi up` again to finish the cluster-config and kube-proxy phases";
 
@@ -27,7 +29,7 @@ export function verifyClusterConfig(input: VerifyInput): Finding[] {
       object: "ConfigMap kube-system/kube-proxy",
       path: 'data["config.conf"] clusterCIDR',
       message: `clusterCIDR is ${clusterCIDR}, in the old Pod range; kube-proxy treats new pod traffic as external`,
-      action: `${rerun} (kube-proxy/config sets ${config.podCidr.to} and restarts kube-proxy)`,
+      action: `${rerun} (kube-proxy/config sets ${ranges.pod.to} and restarts kube-proxy)`,
     });
   }
 
@@ -40,7 +42,7 @@ export function verifyClusterConfig(input: VerifyInput): Finding[] {
       object: "ConfigMap kube-system/kubeadm-config",
       path: 'data["ClusterConfiguration"] networking.podSubnet',
       message: `podSubnet is ${networking.podSubnet}, in the old Pod range; the next kubeadm upgrade or join would bring it back`,
-      action: `${rerun} (cluster-config/kubeadm-config sets ${config.podCidr.to})`,
+      action: `${rerun} (cluster-config/kubeadm-config sets ${ranges.pod.to})`,
     });
   }
   if (networking?.serviceSubnet && services.cidr(networking.serviceSubnet)) {
@@ -50,7 +52,7 @@ export function verifyClusterConfig(input: VerifyInput): Finding[] {
       object: "ConfigMap kube-system/kubeadm-config",
       path: 'data["ClusterConfiguration"] networking.serviceSubnet',
       message: `serviceSubnet is ${networking.serviceSubnet}, in the old Service range; the next kubeadm upgrade would write it into the manifests again`,
-      action: `${rerun} (cluster-config/kubeadm-config sets ${config.serviceCidr.to})`,
+      action: `${rerun} (cluster-config/kubeadm-config sets ${ranges.service.to})`,
     });
   }
 
@@ -82,9 +84,9 @@ export function verifyClusterConfig(input: VerifyInput): Finding[] {
   }
 
   const expected: Record<string, { test: LeftoverTest; target: string }> = {
-    "kube-apiserver service-cluster-ip-range": { test: services, target: config.serviceCidr.to },
-    "kube-controller-manager service-cluster-ip-range": { test: services, target: config.serviceCidr.to },
-    "kube-controller-manager cluster-cidr": { test: pods, target: config.podCidr.to },
+    "kube-apiserver service-cluster-ip-range": { test: services, target: ranges.service.to },
+    "kube-controller-manager service-cluster-ip-range": { test: services, target: ranges.service.to },
+    "kube-controller-manager cluster-cidr": { test: pods, target: ranges.pod.to },
   };
   for (const pod of controlPlanePods(cluster.pods)) {
     for (const [flag, value] of pod.flags) {

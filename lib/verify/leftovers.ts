@@ -1,20 +1,25 @@
-import { cidrContains, cidrsOverlap, isIpAddress } from "../net/cidr";
+import { cidrContains, cidrsOverlap, familyOf, isIpAddress } from "../net/cidr";
 import { RangeMatcher } from "../preflight/addressLiterals";
 
 /**
  * What "left in the old range" means: inside the old range and not inside the new one. For a move the two are
- * disjoint; for an expansion (the new range contains the old) nothing old is a leftover.
+ * disjoint; for an expansion (the new range contains the old) nothing old is a leftover. `from` and `to` may each
+ * be a dual-stack pair, comma-separated (issue 17): an address is held to the ranges of its own family.
  */
 export class LeftoverTest {
   private readonly oldMatcher: RangeMatcher;
   private readonly newMatcher: RangeMatcher;
+  private readonly oldRanges: string[];
+  private readonly newRanges: string[];
 
   constructor(
     readonly from: string,
     readonly to: string,
   ) {
-    this.oldMatcher = new RangeMatcher([{ label: "old", cidr: from }]);
-    this.newMatcher = new RangeMatcher([{ label: "new", cidr: to }]);
+    this.oldRanges = from.split(",");
+    this.newRanges = to.split(",");
+    this.oldMatcher = new RangeMatcher(this.oldRanges.map((cidr) => ({ label: "old", cidr })));
+    this.newMatcher = new RangeMatcher(this.newRanges.map((cidr) => ({ label: "new", cidr })));
   }
 
   /** Fast for the many Pod IPs of a large cluster: a plain-number comparison for IPv4. */
@@ -23,20 +28,22 @@ export class LeftoverTest {
     return this.oldMatcher.rangeOfAddress(ip) !== undefined && this.newMatcher.rangeOfAddress(ip) === undefined;
   }
 
+  /** A range, or a list of them as the flags and kubeadm write a dual-stack pair: any of them left in an old range. */
   cidr(cidr: string | undefined): boolean {
     if (!cidr) return false;
-    try {
-      return cidrsOverlap(this.from, cidr) && !cidrContains(this.to, cidr);
-    } catch {
-      return false;
-    }
+    return cidr.split(",").map((part) => part.trim()).some((part) => this.oldRanges.some((range) => safely(() => cidrsOverlap(range, part))) && !this.inNew(part));
   }
 
   inNew(ipOrCidr: string): boolean {
-    try {
-      return cidrContains(this.to, ipOrCidr);
-    } catch {
-      return false;
-    }
+    return this.newRanges.some((range) => safely(() => familyOf(range) === familyOf(ipOrCidr) && cidrContains(range, ipOrCidr)));
+  }
+}
+
+/** A test on text that may not parse (or mixes families) is simply false. */
+function safely(test: () => boolean): boolean {
+  try {
+    return test();
+  } catch {
+    return false;
   }
 }

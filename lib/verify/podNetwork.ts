@@ -1,7 +1,8 @@
 import { Finding } from "../report/findings";
-import { isCidr } from "../net/cidr";
+import { familyOf, isCidr } from "../net/cidr";
 import { CLOSED_NODE_SELECTOR, INSTALLATION_NAME } from "../podNetwork/calicoInstallation";
 import { objectLabel } from "../preflight/checkInput";
+import { rangeLists } from "../config/rangeLists";
 import { LeftoverTest } from "./leftovers";
 import { VerifyInput } from "./verifyInput";
 
@@ -12,7 +13,7 @@ import { VerifyInput } from "./verifyInput";
 export function verifyPodNetwork(input: VerifyInput): Finding[] {
   const { config, inventory, cluster } = input;
   const findings: Finding[] = [];
-  const { from, to } = config.podCidr;
+  const { from, to } = rangeLists(config).pod;
   const leftover = new LeftoverTest(from, to);
   const rerun = "run `pulumi up` again to finish the node rollout (nodes/<name>)";
 
@@ -28,6 +29,11 @@ export function verifyPodNetwork(input: VerifyInput): Finding[] {
         message: `has no podCIDR: kube-controller-manager has not allocated one from ${to}`,
         action: "check that kube-controller-manager runs with --allocate-node-cidrs=true and the new --cluster-cidr (nodes/enable-cidr-allocation)",
       });
+    }
+    // a dual-stack run ends with a podCIDR of each family on every Node (an add-family run's re-registration gives the second)
+    const second = config.secondFamily;
+    if (second && cidrs.length > 0 && !cidrs.some((cidr) => isCidr(cidr) && familyOf(cidr) === second.family)) {
+      findings.push({ code: "NODE_PODCIDR_FAMILY_MISSING", severity: "blocker", object, path: "spec.podCIDRs", message: `has no ${second.family} podCIDR from ${second.podCidr.to} (it holds ${cidrs.join(", ")})`, action: rerun });
     }
     cidrs.forEach((cidr, i) => {
       const path = node.podCIDRs?.length ? `spec.podCIDRs[${i}]` : "spec.podCIDR";

@@ -1,4 +1,5 @@
 import { Finding } from "../report/findings";
+import { rangeLists } from "../config/rangeLists";
 import { LeftoverTest } from "./leftovers";
 import { VerifyInput } from "./verifyInput";
 
@@ -24,7 +25,8 @@ function oldRangeAction(key: string, dnsKey: string, targets: VerifyInput["targe
 export function verifyServiceAddresses(input: VerifyInput): Finding[] {
   const { config, inventory, targets } = input;
   const findings: Finding[] = [];
-  const leftover = new LeftoverTest(config.serviceCidr.from, config.serviceCidr.to);
+  // both families of a dual-stack run (rangeLists), each address against its own
+  const leftover = new LeftoverTest(rangeLists(config).service.from, rangeLists(config).service.to);
   const dnsKey = `${config.dns.namespace}/${config.dns.name}`;
 
   for (const s of inventory.services) {
@@ -36,7 +38,7 @@ export function verifyServiceAddresses(input: VerifyInput): Finding[] {
         severity: "blocker",
         object: `Service ${s.namespace}/${s.name}`,
         path: s.clusterIPs?.length ? `spec.clusterIPs[${i}]` : "spec.clusterIP",
-        message: `ClusterIP ${ip} is still in the old Service range ${config.serviceCidr.from}`,
+        message: `ClusterIP ${ip} is still in the old Service range ${leftover.from}`,
         action: oldRangeAction(`${s.namespace}/${s.name}`, dnsKey, targets),
       });
     });

@@ -1,6 +1,7 @@
 import { normalizeCidr } from "../net/cidr";
 import { Finding } from "../report/findings";
 import { DEFAULT_SERVICE_CIDR } from "../serviceMove/serviceCidrs";
+import { rangeLists } from "../config/rangeLists";
 import { LeftoverTest } from "./leftovers";
 import { VerifyInput } from "./verifyInput";
 
@@ -12,8 +13,9 @@ export function verifyServiceCidrs(input: VerifyInput): Finding[] {
   const { config, inventory, cluster } = input;
   if (!inventory.serviceCidrs) return [];
   const findings: Finding[] = [];
-  const leftover = new LeftoverTest(config.serviceCidr.from, config.serviceCidr.to);
-  const wanted = [normalizeCidr(config.serviceCidr.to)];
+  const ranges = rangeLists(config).service;
+  const leftover = new LeftoverTest(ranges.from, ranges.to);
+  const wanted = ranges.to.split(",").map(normalizeCidr);
 
   const byName = new Map(inventory.serviceCidrs.map((c) => [c.name, c]));
   const current = byName.get(DEFAULT_SERVICE_CIDR);
@@ -22,7 +24,7 @@ export function verifyServiceCidrs(input: VerifyInput): Finding[] {
       code: "DEFAULT_SERVICE_CIDR_MISSING",
       severity: "blocker",
       object: `ServiceCIDR ${DEFAULT_SERVICE_CIDR}`,
-      message: `the default ServiceCIDR does not exist, so no Service gets an address from ${config.serviceCidr.to} by default`,
+      message: `the default ServiceCIDR does not exist, so no Service gets an address from ${ranges.to} by default`,
       action: "check that every kube-apiserver runs with the new --service-cluster-ip-range: it re-creates the default ServiceCIDR from that flag once the old one is gone",
     });
   } else {
@@ -46,7 +48,7 @@ export function verifyServiceCidrs(input: VerifyInput): Finding[] {
       severity: "blocker",
       object: `ServiceCIDR ${serviceCidr.name}`,
       path: "spec.cidrs",
-      message: `ServiceCIDR ${serviceCidr.name} still offers ${old.join(",")}, inside the old Service range ${config.serviceCidr.from}`,
+      message: `ServiceCIDR ${serviceCidr.name} still offers ${old.join(",")}, inside the old Service range ${ranges.from}`,
       action: `delete it once no Service holds an address in it: kubectl delete servicecidr ${serviceCidr.name}`,
     });
   }
@@ -59,7 +61,7 @@ export function verifyServiceCidrs(input: VerifyInput): Finding[] {
       code: "IPADDRESS_IN_OLD_RANGE",
       severity: "blocker",
       object: `IPAddress ${ip}`,
-      message: `IPAddress ${ip} (held by ${holder}) is still allocated in the old Service range ${config.serviceCidr.from}`,
+      message: `IPAddress ${ip} (held by ${holder}) is still allocated in the old Service range ${ranges.from}`,
       action: "run `pulumi up` again to finish the Service moves; an IPAddress with no Service is removed by the apiserver's repair loop within about a minute",
     });
   }

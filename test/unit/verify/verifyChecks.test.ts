@@ -233,3 +233,59 @@ describe("verify: the ServiceCIDR API (1.33+)", () => {
     assert.deepStrictEqual(verifyFindings(input), []);
   });
 });
+
+describe("verify: a dual-stack run checks both families (issue 17)", () => {
+  const V6 = { serviceFrom: "fd00:10:96::/112", serviceTo: "fd00:10:112::/112", podFrom: "fd00:10:244::/56", podTo: "fd00:10:48::/56" };
+  const dualConfig: MigrationConfig = validateConfig({
+    values: {
+      serviceCidr: { from: ["10.96.0.0/12", V6.serviceFrom], to: ["10.112.0.0/12", V6.serviceTo] },
+      podCidr: { from: ["10.244.0.0/16", V6.podFrom], to: ["10.48.0.0/16", V6.podTo], nodeMaskSize: { ipv4: 24, ipv6: 64 } },
+      etcd: { endpoints: ["http://127.0.0.1:2379"] },
+      nodes: [{ name: "cp-1", host: "192.168.50.10", role: "control-plane" }, { name: "worker-1", host: "192.168.50.11", role: "worker" }],
+    },
+  }, { planOnly: true });
+
+  function migratedDual(): VerifyInput {
+    const input = migrated();
+    input.config = dualConfig;
+    const dual = (namespace: string, name: string, ips: string[]): ServiceInfo => ({ ...svc(namespace, name, ips[0]), clusterIPs: ips });
+    input.inventory.services.push(dual("web", "both", ["fd00:10:112::7", "10.112.4.7"]));
+    input.inventory.nodes = input.inventory.nodes.map((n, i) => ({ ...n, podCIDRs: [n.podCIDR!, `fd00:10:48:${i}::/64`] }));
+    input.inventory.cni = { detected: "none", calicoPools: [] };
+    input.cluster.calicoIpamBlocks = [];
+    input.cluster.calicoBlockAffinities = [];
+    input.cluster.pods = [
+      { ...pod("web", "api-1", "10.48.1.5"), status: { phase: "Running", podIP: "10.48.1.5", podIPs: [{ ip: "10.48.1.5" }, { ip: "fd00:10:48:1::5" }] } },
+      mirror("kube-apiserver", ["--service-cluster-ip-range=10.112.0.0/12,fd00:10:112::/112"]),
+      mirror("kube-controller-manager", ["--cluster-cidr=10.48.0.0/16,fd00:10:48::/56", "--service-cluster-ip-range=10.112.0.0/12,fd00:10:112::/112"]),
+    ];
+    input.cluster.configMaps = [
+      cm("kube-proxy", "config.conf", "mode: iptables\nclusterCIDR: 10.48.0.0/16,fd00:10:48::/56\n"),
+      cm("kubeadm-config", "ClusterConfiguration", "networking:\n  podSubnet: 10.48.0.0/16,fd00:10:48::/56\n  serviceSubnet: 10.112.0.0/12,fd00:10:112::/112\n"),
+      cm("kubelet-config-1.20", "kubelet", "clusterDNS:\n- 10.112.0.10\n"),
+    ];
+    input.inventory.serviceCidrs = [{ name: "kubernetes", cidrs: ["10.112.0.0/12", V6.serviceTo], terminating: false }];
+    input.targets = verifyTargets(dualConfig, input.inventory);
+    return input;
+  }
+
+  it("a cluster migrated in both families has no findings", () => {
+    assert.deepStrictEqual(brief(verifyFindings(migratedDual())), []);
+  });
+
+  it("finds what is left in the second family's old range, a node without its second podCIDR, and a default ServiceCIDR on one family", () => {
+    const input = migratedDual();
+    input.inventory.services.push({ ...svc("web", "stale-v6", "fd00:10:96::9"), clusterIPs: ["fd00:10:96::9", "10.112.4.9"] });
+    input.inventory.nodes[1] = { ...input.inventory.nodes[1], podCIDRs: [input.inventory.nodes[1].podCIDR!] };
+    input.cluster.pods.push({ ...pod("web", "stale", "10.48.1.6"), status: { phase: "Running", podIP: "10.48.1.6", podIPs: [{ ip: "10.48.1.6" }, { ip: "fd00:10:244:1::6" }] } });
+    input.cluster.configMaps[0] = cm("kube-proxy", "config.conf", "clusterCIDR: 10.48.0.0/16,fd00:10:244::/56\n");
+    input.inventory.serviceCidrs = [{ name: "kubernetes", cidrs: ["10.112.0.0/12"], terminating: false }];
+    assert.deepStrictEqual(brief(verifyFindings(input)), [
+      ["SERVICE_IN_OLD_RANGE", "Service web/stale-v6", "spec.clusterIPs[0]"],
+      ["DEFAULT_SERVICE_CIDR_NOT_NEW_RANGE", "ServiceCIDR kubernetes", "spec.cidrs"],
+      ["NODE_PODCIDR_FAMILY_MISSING", "Node worker-1", "spec.podCIDRs"],
+      ["POD_IP_IN_OLD_RANGE", "Pod web/stale", "status.podIPs[1].ip"],
+      ["KUBE_PROXY_CLUSTER_CIDR_OLD", "ConfigMap kube-system/kube-proxy", 'data["config.conf"] clusterCIDR'],
+    ]);
+  });
+});
