@@ -186,7 +186,7 @@ export class NodeRollout extends pulumi.ComponentResource {
     const drain = new NodeDrain(`${prefix}-drain`, {
       ...common,
       node: move.name,
-      plannedPodCIDR: move.newPodCIDR,
+      plannedPodCIDR: plannedSubnets(move),
       oldPodCIDR: move.oldPodCIDR,
       drainTimeoutSeconds: args.rollout.drainTimeoutSeconds,
       unmanagedPods: args.unmanagedPods,
@@ -223,7 +223,7 @@ export class NodeRollout extends pulumi.ComponentResource {
     steps.rejoin = new NodeRejoin(`${prefix}-rejoin`, {
       ...common,
       node: move.name,
-      plannedPodCIDR: move.newPodCIDR,
+      plannedPodCIDR: plannedSubnets(move),
       rejoinTimeoutSeconds: ctx.rejoinTimeout,
       ...(strategy === "etcd-rewrite" ? { nodeKept: true } : {}),
     }, { parent: this, dependsOn: [rejoinAfter] });
@@ -350,4 +350,9 @@ function rolloutEstimateOf(plan: Plan, waves: RolloutWave[], fail: (message: str
     return step ? step.estimateSeconds : fail(`plan has no step nodes/${node}; re-run the planner`);
   };
   return rolloutEstimate(waves, secondsFor, nodesPhase?.manualMinutes);
+}
+
+/** The subnet(s) the rejoin assigns: one, or a dual-stack node's pair comma-separated, primary first. */
+function plannedSubnets(move: NodeMove): string {
+  return move.newPodCIDRs?.join(",") ?? move.newPodCIDR;
 }

@@ -1,6 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
 import { normalizeCidr } from "../lib/net/cidr";
+import { isRangeList } from "../lib/net/rangeList";
 import { UnmanagedPodPolicy } from "../lib/nodeMove/drainDecision";
 import { releaseCalicoIpam } from "../lib/nodeMove/apiSteps/calicoIpamRelease";
 import { deleteNode } from "../lib/nodeMove/apiSteps/deregister";
@@ -59,8 +60,11 @@ function checkInputs(news: StepWire): pulumi.dynamic.CheckResult<StepWire> {
   if (step === "drain" || step === "rejoin") {
     if (news.plannedPodCIDR === undefined) fail("plannedPodCIDR", "plannedPodCIDR is required: the node's subnet in the new pod range (plan.nodes[].newPodCIDR)");
     else if (known("plannedPodCIDR")) {
+      // one subnet, or a dual-stack node's pair comma-separated (plan.nodes[].newPodCIDRs)
       try {
-        if (normalizeCidr(news.plannedPodCIDR as string) !== news.plannedPodCIDR) fail("plannedPodCIDR", `plannedPodCIDR ${JSON.stringify(news.plannedPodCIDR)} is not in normal form; pass ${normalizeCidr(news.plannedPodCIDR as string)}`);
+        const normal = String(news.plannedPodCIDR).split(",").map(normalizeCidr).join(",");
+        if (normal !== news.plannedPodCIDR) fail("plannedPodCIDR", `plannedPodCIDR ${JSON.stringify(news.plannedPodCIDR)} is not in normal form; pass ${normal}`);
+        else if (!isRangeList(normal)) fail("plannedPodCIDR", `plannedPodCIDR ${normal} is neither one subnet nor a dual-stack pair of one IPv4 and one IPv6 subnet`);
       } catch (err) {
         fail("plannedPodCIDR", (err as Error).message);
       }
@@ -159,7 +163,7 @@ interface CommonArgs {
 }
 
 export interface NodeDrainArgs extends CommonArgs {
-  /** The node's subnet in the new pod range (plan.nodes[].newPodCIDR), recorded in the backup. */
+  /** The node's subnet in the new pod range (plan.nodes[].newPodCIDR), or a dual-stack pair comma-separated; recorded in the backup. */
   plannedPodCIDR: pulumi.Input<string>;
   oldPodCIDR?: pulumi.Input<string>;
   /** Fail the drain (nothing forced, the node stays cordoned) after this many seconds. Default 300. */

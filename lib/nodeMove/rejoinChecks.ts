@@ -7,7 +7,8 @@
  * planned one on the fresh Node. A value that is already there must be the planned one: anything else cannot be
  * changed without another delete, and the step fails naming both.
  */
-import { cidrContains, normalizeCidr } from "../net/cidr";
+import { normalizeCidr } from "../net/cidr";
+import { inRangeList } from "../net/rangeList";
 import { PodLike, controllerOf, podKey } from "./drainDecision";
 
 /** A pod with the readiness the kubelet reports. */
@@ -28,16 +29,18 @@ export function registrationState(node: RegisteredNodeLike | undefined, backedUp
   return node.metadata?.uid === backedUpUid ? "old-object" : "re-registered";
 }
 
-export type PodCidrAction = { action: "assign"; podCIDR: string } | { action: "keep" } | { action: "fail"; message: string };
+/** `podCIDRs`: the node's subnet, or on a dual-stack run one per family, primary first (spec.podCIDR is the first). */
+export type PodCidrAction = { action: "assign"; podCIDRs: string[] } | { action: "keep" } | { action: "fail"; message: string };
 
+/** `planned`: the node's new subnet, or a dual-stack pair comma-separated (plan.nodes[].newPodCIDRs). */
 export function podCidrAction(nodeName: string, node: RegisteredNodeLike, planned: string): PodCidrAction {
-  const want = normalizeCidr(planned);
-  const current = node.spec?.podCIDR;
-  if (!current) return { action: "assign", podCIDR: want };
-  if (normalizeCidr(current) === want) return { action: "keep" };
+  const want = planned.split(",").map(normalizeCidr);
+  const current = node.spec?.podCIDRs?.length ? node.spec.podCIDRs : node.spec?.podCIDR ? [node.spec.podCIDR] : [];
+  if (current.length === 0) return { action: "assign", podCIDRs: want };
+  if (current.map(normalizeCidr).join() === want.join()) return { action: "keep" };
   return {
     action: "fail",
-    message: `Node ${nodeName} came back with podCIDR ${current}, planned ${want}: kube-controller-manager allocated it (run it with --allocate-node-cidrs=false during the node rollout); delete the Node again or re-plan with this subnet`,
+    message: `Node ${nodeName} came back with podCIDR ${current.join(",")}, planned ${want.join(",")}: kube-controller-manager allocated it (run it with --allocate-node-cidrs=false during the node rollout); delete the Node again or re-plan with this subnet`,
   };
 }
 
@@ -45,11 +48,14 @@ export function isReady(node: RegisteredNodeLike): boolean {
   return (node.status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True");
 }
 
-/** Pods on the node that hold an address outside its new subnet (host-network pods use the node's own IP). */
+/**
+ * Pods on the node that hold an address outside its new subnet (host-network pods use the node's own IP).
+ * `podCIDR` may be a dual-stack pair, comma-separated: each address is held to its own family's subnet.
+ */
 export function podsOutsideSubnet(pods: readonly PodLike[], podCIDR: string): Array<{ pod: string; podIP: string }> {
   return pods
     .filter((p) => p.spec?.hostNetwork !== true && !p.metadata?.deletionTimestamp && p.status?.podIP)
-    .filter((p) => !cidrContains(podCIDR, p.status!.podIP!))
+    .filter((p) => !inRangeList(podCIDR, p.status!.podIP!))
     .map((p) => ({ pod: podKey(p), podIP: p.status!.podIP! }));
 }
 

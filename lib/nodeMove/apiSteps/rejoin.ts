@@ -56,7 +56,7 @@ async function waitReregistered({ run, record, timeout }: Rejoin): Promise<V1Nod
 /** 1, etcd-rewrite: the Node was never deleted; its podCIDR was rewritten in etcd before its kubelet restarted. */
 async function waitNodeKept({ run, planned, timeout }: Rejoin): Promise<V1Node> {
   const node = await run.within(timeout, "the Node after its kubelet's restart", async () => run.readNode(), "the Node object is gone; check who deleted it (the etcd-rewrite rollout never does)");
-  if (node.spec?.podCIDR !== planned) {
+  if ((node.spec?.podCIDRs?.join(",") ?? node.spec?.podCIDR) !== planned) {
     throw new Error(`node ${run.inputs.node}: its podCIDR is ${node.spec?.podCIDR ?? "unset"}, the etcd rewrite planned ${planned}; the rewrite step must run before the node steps (re-run pulumi up)`);
   }
   return node;
@@ -80,7 +80,7 @@ async function assignPodCidrAndRestore({ run, record, planned }: Rejoin, registe
     const body = {
       ...patch,
       metadata: { ...patch.metadata, resourceVersion: fresh.metadata!.resourceVersion },
-      spec: { ...patch.spec, ...(cidr.action === "assign" ? { podCIDR: cidr.podCIDR, podCIDRs: [cidr.podCIDR] } : {}) },
+      spec: { ...patch.spec, ...(cidr.action === "assign" ? { podCIDR: cidr.podCIDRs[0], podCIDRs: cidr.podCIDRs } : {}) },
     };
     try {
       fresh = await run.c.core.patchNode({ name: inputs.node, body }, mergePatch());

@@ -189,11 +189,23 @@ describe("lib/nodeMove rejoinChecks", () => {
   });
 
   it("assigns the planned podCIDR to an empty Node, keeps a matching one, refuses another naming both", () => {
-    assert.deepEqual(podCidrAction("w1", { spec: {} }, "10.48.3.0/24"), { action: "assign", podCIDR: "10.48.3.0/24" });
+    assert.deepEqual(podCidrAction("w1", { spec: {} }, "10.48.3.0/24"), { action: "assign", podCIDRs: ["10.48.3.0/24"] });
     assert.deepEqual(podCidrAction("w1", { spec: { podCIDR: "10.48.3.0/24" } }, "10.48.3.0/24"), { action: "keep" });
     const refused = podCidrAction("w1", { spec: { podCIDR: "10.48.7.0/24" } }, "10.48.3.0/24");
     assert.equal(refused.action, "fail");
     assert.match((refused as { message: string }).message, /^Node w1 came back with podCIDR 10\.48\.7\.0\/24, planned 10\.48\.3\.0\/24: kube-controller-manager allocated it \(run it with --allocate-node-cidrs=false during the node rollout\)/);
+  });
+
+  it("a dual-stack node: both planned subnets assigned at once, kept when both match, refused when one differs (issue 17)", () => {
+    const pair = "10.48.3.0/24,fd00:10:48:3::/64";
+    assert.deepEqual(podCidrAction("w1", { spec: {} }, pair), { action: "assign", podCIDRs: ["10.48.3.0/24", "fd00:10:48:3::/64"] });
+    assert.deepEqual(podCidrAction("w1", { spec: { podCIDR: "10.48.3.0/24", podCIDRs: ["10.48.3.0/24", "fd00:10:48:3::/64"] } }, pair), { action: "keep" });
+    const refused = podCidrAction("w1", { spec: { podCIDR: "10.48.3.0/24", podCIDRs: ["10.48.3.0/24", "fd00:10:48:9::/64"] } }, pair);
+    assert.match((refused as { message: string }).message, /came back with podCIDR 10\.48\.3\.0\/24,fd00:10:48:9::\/64, planned 10\.48\.3\.0\/24,fd00:10:48:3::\/64/);
+    // a pod's address is held to its own family's subnet
+    const v6 = pod("agent-v6", { status: { podIP: "fd00:10:244:3::5" } });
+    const v6New = pod("agent-v6-new", { status: { podIP: "fd00:10:48:3::5" } });
+    assert.deepEqual(podsOutsideSubnet([v6, v6New], pair), [{ pod: "ns/agent-v6", podIP: "fd00:10:244:3::5" }]);
   });
 
   it("finds old-network pods, ignoring host-network and terminating ones, and says when the node's pods are back", () => {
