@@ -171,7 +171,7 @@ export = async () => {
     calico && typeof calico.pools !== "string"
       ? [order.declare("calico-pool", cniSteps(oldPoolRemovalStep), [clusterConfig], calico.pools)]
       : plan.cni === "flannel"
-        ? [order.declare("flannel", cniSteps(...flannelFinalSteps), [clusterConfig], (o) => new FlannelConfig("flannel", { podCidr: flannelTransitionNetwork(config.podCidr), runId, restart: !rewrite }, { ...kube, ...o }))]
+        ? [order.declare("flannel", cniSteps(...flannelFinalSteps), [clusterConfig], (o) => new FlannelConfig("flannel", { podCidr: flannelTransitionNetwork(ranges.pod), runId, restart: !rewrite }, { ...kube, ...o }))]
         : plan.cni === "cilium"
           ? [order.declare("cilium", cniSteps(), [clusterConfig], (o) => new CiliumConfig("cilium", { podCidr: config.podCidr.to, nodeMaskSize: config.podCidr.nodeMaskSize, runId }, { ...kube, ...o }))]
           : [];
@@ -229,7 +229,7 @@ export = async () => {
 
   // 10. flannel's Network becomes the new range once no Node holds an old podCIDR (its restart needs that).
   const flannelFinal = plan.cni === "flannel"
-    ? order.declare("flannel-final", flannelFinalSteps, [kubeProxy], (o) => new FlannelConfig("flannel-final", { podCidr: config.podCidr.to, runId: `${runId}-final` }, { ...kube, ...o }))
+    ? order.declare("flannel-final", flannelFinalSteps, [kubeProxy], (o) => new FlannelConfig("flannel-final", { podCidr: ranges.pod.to, runId: `${runId}-final` }, { ...kube, ...o }))
     : undefined;
 
   // 11. the old Calico pool goes only once no IPAM block or affinity is left in it.

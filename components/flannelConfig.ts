@@ -19,11 +19,11 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { FLANNEL_NET_CONF_KEY, setFlannelNetwork } from "../lib/podNetwork/flannelNetConf";
 import { checkRunIdOf, configMapEditThenRestart } from "./configMapEditThenRestart";
-import { checkCidr } from "./controlPlane";
+import { checkRangeList } from "./controlPlane";
 import { configMapKey } from "./systemObjectPatch";
 
 export interface FlannelConfigArgs {
-  /** The range written as Network: old and new covered while nodes move, then the new pod range. */
+  /** The range written as Network: old and new covered while nodes move, then the new pod range; a dual-stack pair comma-separated (its IPv6 range is IPv6Network). */
   podCidr: string;
   /** The migration run id (config `snapshot.trigger`); the restart annotation's value. */
   runId: string;
@@ -49,7 +49,7 @@ export class FlannelConfig extends pulumi.ComponentResource {
 
   constructor(name: string, args: FlannelConfigArgs, opts?: pulumi.ComponentResourceOptions) {
     super("cidr-migration:flannelConfig:FlannelConfig", name, {}, opts);
-    const podCidr = checkCidr(args.podCidr, "podCidr", this);
+    const podCidr = checkRangeList(args.podCidr, "podCidr", this);
     checkRunIdOf(args.runId, this);
     const namespace = args.namespace ?? "kube-flannel";
     const configMap = args.configMapName ?? "kube-flannel-cfg";

@@ -4,6 +4,8 @@
  * once it knows which Services and nodes move.
  */
 import { MigrationConfig, NodeTarget } from "../config/migrationConfig";
+import { rangeLists, RangeLists } from "../config/rangeLists";
+import { familyOf } from "../net/cidr";
 import { CILIUM_OPERATOR } from "../podNetwork/ciliumPool";
 import { isKubernetesService, serviceRefKey } from "../serviceMove/serviceRef";
 import { ControlPlaneStep, stepId } from "./stepIds";
@@ -161,7 +163,8 @@ function calicoTargets(podCidr: MigrationConfig["podCidr"], pools: CalicoPoolPla
  * The CNI's steps; those that wait until every node has moved (the old Calico pool's removal, flannel's final
  * Network) are returned apart as `afterNodes`, in order: the caller chains them, one after another, after kube-proxy.
  */
-function cniSteps(list: PhaseList, cni: Plan["cni"], calicoPools: CalicoPoolPlan | undefined, podCidr: MigrationConfig["podCidr"], after: string[], rewritten = false): { steps: PlanStep[]; afterNodes: PlanStep[] } {
+/** `podRanges`: the pod ranges as lists (a dual-stack pair comma-separated), for flannel's Network and IPv6Network. */
+function cniSteps(list: PhaseList, cni: Plan["cni"], calicoPools: CalicoPoolPlan | undefined, podCidr: MigrationConfig["podCidr"], podRanges: RangeLists["pod"], after: string[], rewritten = false): { steps: PlanStep[]; afterNodes: PlanStep[] } {
   const steps: PlanStep[] = [];
   const afterNodes: PlanStep[] = [];
   if (cni === "calico") {
@@ -174,11 +177,11 @@ function cniSteps(list: PhaseList, cni: Plan["cni"], calicoPools: CalicoPoolPlan
     afterNodes.push(oldPoolRemoval);
   } else if (cni === "flannel") {
     // flanneld refuses a Network that does not contain its Node's podCIDR: while nodes move it covers both ranges
-    const transition = flannelTransitionNetwork(podCidr);
+    const transition = flannelTransitionNetwork(podRanges);
     steps.push(step(stepId.cni({ cni: "flannel", step: "net-conf" }), "patch-configmap", `ConfigMap kube-flannel-cfg net-conf.json Network ${transition} (old and new ranges while nodes move)`, after, E.cniStep));
     // after an etcd rewrite each node's flanneld restarts in the node rollout, after that node's CNI cleanup
     if (!rewritten) steps.push(step(stepId.cni({ cni: "flannel", step: "restart" }), "restart-daemonset", "DaemonSet kube-flannel-ds", [stepId.cni({ cni: "flannel", step: "net-conf" })], E.cniStep));
-    const final = step(stepId.cni({ cni: "flannel", step: "net-conf-final" }), "patch-configmap", `ConfigMap kube-flannel-cfg net-conf.json Network ${podCidr.to}`, [], E.cniStep);
+    const final = step(stepId.cni({ cni: "flannel", step: "net-conf-final" }), "patch-configmap", `ConfigMap kube-flannel-cfg net-conf.json Network ${podRanges.to}`, [], E.cniStep);
     const finalRestart = step(stepId.cni({ cni: "flannel", step: "restart-final" }), "restart-daemonset", "DaemonSet kube-flannel-ds", [], E.cniStep);
     steps.push(final, finalRestart);
     afterNodes.push(final, finalRestart);
@@ -191,9 +194,16 @@ function cniSteps(list: PhaseList, cni: Plan["cni"], calicoPools: CalicoPoolPlan
   return { steps, afterNodes };
 }
 
-/** Flannel's Network while nodes move: the smallest range holding the old and the new pod range. */
-export function flannelTransitionNetwork(podCidr: Pick<MigrationConfig["podCidr"], "from" | "to">): string {
-  return coveringRange(podCidr.from, podCidr.to);
+/**
+ * Flannel's Network while nodes move: the smallest range holding the old and the new pod range, per family for a
+ * dual-stack pair (a family the run adds has no old range: its new one alone).
+ */
+export function flannelTransitionNetwork(podRanges: RangeLists["pod"]): string {
+  const olds = podRanges.from.split(",");
+  return podRanges.to.split(",").map((to) => {
+    const from = olds.find((old) => familyOf(old) === familyOf(to));
+    return from ? coveringRange(from, to) : to;
+  }).join(",");
 }
 
 /** Batches in order, the nodes of one batch together; then KCM's allocation back on, one control-plane node at a time. */
@@ -248,7 +258,7 @@ export function planPhases(config: MigrationConfig, cni: Plan["cni"], calicoPool
   ]);
   const clusterConfigDone = clusterConfig.map((s) => s.id);
 
-  const cniPhase = cniSteps(list, cni, calicoPools, config.podCidr, clusterConfigDone);
+  const cniPhase = cniSteps(list, cni, calicoPools, config.podCidr, rangeLists(config).pod, clusterConfigDone);
   const lastCniStep = cniPhase.steps.filter((s) => !cniPhase.afterNodes.includes(s)).pop();
   const nodesDone = nodeSteps(list, nodes, controlPlanes, lastCniStep ? [lastCniStep.id] : clusterConfigDone);
   if (dnsFinal) dnsFinal.dependsOn = [...nodesDone];
@@ -290,7 +300,7 @@ function rewritePhases(list: PhaseList, config: MigrationConfig, cni: Plan["cni"
     step(stepId.clusterConfig("kubelet-config"), "patch-configmap", "ConfigMap kube-system/kubelet-config", controlPlane.done, E.clusterConfig),
   ]);
   const clusterConfigDone = clusterConfig.map((s) => s.id);
-  const cniPhase = cniSteps(list, cni, calicoPools, config.podCidr, clusterConfigDone, true);
+  const cniPhase = cniSteps(list, cni, calicoPools, config.podCidr, rangeLists(config).pod, clusterConfigDone, true);
   const lastCniStep = cniPhase.steps.filter((s) => !cniPhase.afterNodes.includes(s)).pop();
   const nodesDone = nodeSteps(list, nodes, controlPlanes, lastCniStep ? [lastCniStep.id] : clusterConfigDone, true);
   return finishPhases(list, nodesDone, cniPhase.afterNodes);

@@ -10,6 +10,7 @@ import { defaultNewPoolName, disabledPoolPatch, newPoolManifest } from "../../..
 import { planCiliumPool } from "../../../lib/podNetwork/ciliumPool";
 import { UserError } from "../../../lib/config/errors";
 import { readFlannelNetwork, setFlannelNetwork } from "../../../lib/podNetwork/flannelNetConf";
+import { flannelTransitionNetwork } from "../../../lib/plan/phases";
 import { setKubeProxyClusterCidr } from "../../../lib/podNetwork/kubeProxyConfigEdit";
 import { KUBE_PROXY_CONF, CLUSTER_CONFIGURATION, NET_CONF, CILIUM_DATA, lineDiff } from "../../support/configTexts";
 
@@ -57,6 +58,21 @@ describe("flannel net-conf.json (official kube-flannel.yml)", () => {
     assert.equal(edit.text, NET_CONF.replace('"Network": "10.244.0.0/16"', '"Network": "10.48.0.0/16"'));
     assert.deepEqual(JSON.parse(edit.text), { ...JSON.parse(NET_CONF), Network: "10.48.0.0/16" });
     assert.equal(setFlannelNetwork(edit.text, "10.48.0.0/16").changed, false);
+  });
+
+  it("a dual-stack pair: Network and IPv6Network, byte for byte; a config without IPv6Network is refused naming what to set (issue 17)", () => {
+    const dual = NET_CONF.replace('"Network": "10.244.0.0/16",', '"Network": "10.244.0.0/16",\n      "EnableIPv6": true,\n      "IPv6Network": "fd00:10:244::/56",');
+    assert.equal(JSON.parse(dual).IPv6Network, "fd00:10:244::/56", "the fixture holds both families");
+    const edit = setFlannelNetwork(dual, "10.48.0.0/16,fd00:10:48::/56");
+    assert.equal(edit.text, dual.replace('"10.244.0.0/16"', '"10.48.0.0/16"').replace('"fd00:10:244::/56"', '"fd00:10:48::/56"'));
+    assert.throws(() => setFlannelNetwork(NET_CONF, "10.48.0.0/16,fd00:10:48::/56"), (e: Error) => e instanceof UserError && /no "IPv6Network" for fd00:10:48::\/56.*EnableIPv6 and IPv6Network/.test(e.message));
+    assert.throws(() => setFlannelNetwork(NET_CONF, "fd00:10:48::/56"), /no IPv4 range/);
+  });
+
+  it("the transition Network covers old and new per family; a family the run adds is its new range alone", () => {
+    assert.equal(flannelTransitionNetwork({ from: "10.244.0.0/16", to: "10.48.0.0/16" }), "10.0.0.0/8");
+    assert.equal(flannelTransitionNetwork({ from: "10.244.0.0/16,fd00:10:244::/56", to: "10.48.0.0/16,fd00:10:48::/56" }), "10.0.0.0/8,fd00:10::/38");
+    assert.equal(flannelTransitionNetwork({ from: "10.244.0.0/16", to: "10.244.0.0/16,fd00:10:48::/56" }), "10.244.0.0/16,fd00:10:48::/56");
   });
 
   it("refuses invalid JSON and a config without Network", () => {
