@@ -42,6 +42,9 @@ export interface ControllerManagerFlags {
     secondNodeCidrMaskSize?: number;
 }
 
+/** The flags a running KCM has: every single-stack one set; the second family's mask only on a dual-stack cluster. */
+export type KcmFlags = Required<Omit<ControllerManagerFlags, "secondNodeCidrMaskSize">> & Pick<ControllerManagerFlags, "secondNodeCidrMaskSize">;
+
 export interface TestCluster {
     dir: string;
     /** The apiserver's audit log (JSON lines): every write request, with user, verb and object. */
@@ -74,7 +77,7 @@ export interface TestCluster {
     controllerManagerLog(): string;
     apiserverLog(): string;
     /** the flags the components currently run with */
-    currentFlags(): { serviceClusterIpRange: string; controllerManager?: Required<ControllerManagerFlags> };
+    currentFlags(): { serviceClusterIpRange: string; controllerManager?: KcmFlags };
     pids(): { etcd: number; apiserver: number; controllerManager?: number };
     ports(): { etcd: number; apiserver: number; controllerManager?: number };
     stop(): Promise<void>;
@@ -231,11 +234,11 @@ export async function startTestCluster(opts: TestClusterOptions): Promise<TestCl
 
     let controllerManager: ManagedProcess | undefined;
     let controllerManagerPort = 0;
-    let controllerManagerFlags: Required<ControllerManagerFlags> | undefined;
+    let controllerManagerFlags: KcmFlags | undefined;
     const controllerManagerLogPath = path.join(dir, "kube-controller-manager.log");
     let controllerManagerLogOffset = 0;
 
-    function controllerManagerArgs(port: number, flags: Required<ControllerManagerFlags>): string[] {
+    function controllerManagerArgs(port: number, flags: KcmFlags): string[] {
         return [
             `--kubeconfig=${controllerManagerKubeconfigPath}`,
             `--authentication-kubeconfig=${controllerManagerKubeconfigPath}`,
@@ -245,7 +248,7 @@ export async function startTestCluster(opts: TestClusterOptions): Promise<TestCl
             `--service-cluster-ip-range=${flags.serviceClusterIpRange}`,
             // a dual-stack --cluster-cidr takes a mask per family: KCM refuses --node-cidr-mask-size with two ranges
             ...(flags.clusterCidr.includes(",")
-                ? [`--node-cidr-mask-size-${familyFlag(flags.clusterCidr, 0)}=${flags.nodeCidrMaskSize}`, `--node-cidr-mask-size-${familyFlag(flags.clusterCidr, 1)}=${flags.secondNodeCidrMaskSize}`]
+                ? [`--node-cidr-mask-size-${familyFlag(flags.clusterCidr, 0)}=${flags.nodeCidrMaskSize}`, `--node-cidr-mask-size-${familyFlag(flags.clusterCidr, 1)}=${flags.secondNodeCidrMaskSize ?? 64}`]
                 : [`--node-cidr-mask-size=${flags.nodeCidrMaskSize}`]),
             // no token controller: it would need the SA private key, and nothing here runs pods
             "--controllers=*,-serviceaccount-token",
@@ -266,7 +269,7 @@ export async function startTestCluster(opts: TestClusterOptions): Promise<TestCl
         ];
     }
 
-    async function launchControllerManager(flags: Required<ControllerManagerFlags>): Promise<void> {
+    async function launchControllerManager(flags: KcmFlags): Promise<void> {
         controllerManagerPort = await freePort();
         controllerManagerLogOffset = fs.existsSync(controllerManagerLogPath) ? fs.statSync(controllerManagerLogPath).size : 0;
         controllerManagerFlags = flags;
@@ -318,12 +321,12 @@ export async function startTestCluster(opts: TestClusterOptions): Promise<TestCl
         return proc.exitCode();
     }
 
-    const initialControllerManagerFlags: Required<ControllerManagerFlags> = {
+    const initialControllerManagerFlags: KcmFlags = {
         clusterCidr: opts.podCidr,
         serviceClusterIpRange: opts.serviceCidr,
         allocateNodeCidrs: true,
         nodeCidrMaskSize: opts.nodeMaskSize ?? 24,
-        secondNodeCidrMaskSize: opts.secondNodeMaskSize ?? 64,
+        ...(opts.podCidr.includes(",") ? { secondNodeCidrMaskSize: opts.secondNodeMaskSize ?? 64 } : {}),
     };
 
     let stopped = false;
@@ -394,12 +397,13 @@ export async function startTestCluster(opts: TestClusterOptions): Promise<TestCl
         async restartControllerManager(flags) {
             await controllerManager?.stop();
             const previous = controllerManagerFlags ?? initialControllerManagerFlags;
+            const secondMask = flags.secondNodeCidrMaskSize ?? previous.secondNodeCidrMaskSize;
             await launchControllerManager({
                 clusterCidr: flags.clusterCidr ?? previous.clusterCidr,
                 serviceClusterIpRange: flags.serviceClusterIpRange ?? previous.serviceClusterIpRange,
                 allocateNodeCidrs: flags.allocateNodeCidrs ?? previous.allocateNodeCidrs,
                 nodeCidrMaskSize: flags.nodeCidrMaskSize ?? previous.nodeCidrMaskSize,
-                secondNodeCidrMaskSize: flags.secondNodeCidrMaskSize ?? previous.secondNodeCidrMaskSize,
+                ...(secondMask !== undefined ? { secondNodeCidrMaskSize: secondMask } : {}),
             });
         },
         waitControllerManagerHealthy,
