@@ -150,6 +150,21 @@ function familyRanges(config: MigrationConfig, kubernetesNewIP: string): { prima
   return { primary, rangeOf: (ip) => (familyOf(ip) === primaryFamily ? primary : familyOf(ip) === second.family ? secondRange : undefined) };
 }
 
+/**
+ * A Service as the planner sees it: its first ClusterIP (spec.clusterIP) inline, as a PlannedAddress (no `ip`: it
+ * holds none), and a dual-stack Service's second apart. One object per Service: at 500,000 Services an array of
+ * addresses each cost the planner a third more time, in the garbage collector.
+ */
+interface Entry extends Partial<PlannedAddress> {
+  s: ServiceInfo;
+  key: string;
+  second?: PlannedAddress;
+}
+
+const firstOf = (e: Entry): PlannedAddress | undefined => (e.ip === undefined ? undefined : (e as PlannedAddress));
+/** Every ClusterIP of the Service, in its own order; for the rarer paths (warnings, dual-stack rows). */
+const addressesOf = (e: Entry): PlannedAddress[] => (e.ip === undefined ? [] : e.second ? [e as PlannedAddress, e.second] : [e as PlannedAddress]);
+
 function planServices(config: MigrationConfig, live: ServiceInfo[], kubernetesNewIP: string, warnings: PlanWarning[]): ServiceMove[] {
   const { primary, rangeOf } = familyRanges(config, kubernetesNewIP);
   const dualStack = config.secondFamily !== undefined;
@@ -158,27 +173,40 @@ function planServices(config: MigrationConfig, live: ServiceInfo[], kubernetesNe
   // plans the DNS Service onto that IP again rather than around it.
   const standInKey = serviceRefKey({ namespace: config.dns.namespace, name: standInName(config.dns.name) });
   // A single-stack run plans spec.clusterIP; a dual-stack one every address in spec.clusterIPs, each in its family.
-  const addressesOf = (s: ServiceInfo): PlannedAddress[] => {
-    if (s.type === "ExternalName" || !s.clusterIP || !isIpAddress(s.clusterIP)) return [];
-    if (!dualStack) return [{ ip: s.clusterIP, range: primary, placement: placementIn(primary, s.clusterIP) }];
-    return (s.clusterIPs?.length ? s.clusterIPs : [s.clusterIP]).filter(isIpAddress).map((ip) => {
-      const range = rangeOf(ip);
-      return { ip, range, placement: placementIn(range, ip) };
-    });
+  const entryOf = (s: ServiceInfo): Entry => {
+    const key = serviceRefKey(s);
+    if (s.type === "ExternalName" || !s.clusterIP || !isIpAddress(s.clusterIP)) return { s, key };
+    if (!dualStack) return { s, key, ip: s.clusterIP, range: primary, placement: placementIn(primary, s.clusterIP) };
+    const [first, second] = (s.clusterIPs?.length ? s.clusterIPs : [s.clusterIP]).filter(isIpAddress);
+    const range = rangeOf(first);
+    const entry: Entry = { s, key, ip: first, range, placement: placementIn(range, first) };
+    if (second !== undefined) {
+      const secondRange = rangeOf(second);
+      entry.second = { ip: second, range: secondRange, placement: placementIn(secondRange, second) };
+    }
+    return entry;
   };
   // Sorted in place by a key computed once per Service: at 500,000 Services wrapper arrays cost more than the sort.
-  const entries = live.map((s) => ({ s, key: serviceRefKey(s), addresses: addressesOf(s) }));
+  const entries = live.map(entryOf);
   // The apiserver lists in etcd key order, which is namespace/name order: then the sort is one linear check.
   if (!entries.every((e, i) => i === 0 || compare(entries[i - 1].key, e.key) <= 0)) entries.sort((a, b) => compare(a.key, b.key));
   refuseDuplicateClusterIPs(entries);
 
-  const inNewRange = (e: (typeof entries)[number]) => e.addresses.length > 0 && e.addresses.every((a) => a.placement === "new-range");
-  const moves = (e: (typeof entries)[number]) => !isKubernetesService(e.s) && e.addresses.some((a) => a.placement === "old-range");
-  const mapOld = (e: (typeof entries)[number]) => {
-    for (const a of e.addresses) if (a.placement === "old-range") a.newIp = a.range!.mapper.map(a.ip);
+  const inNewRange = (e: Entry) => e.ip !== undefined && e.placement === "new-range" && (e.second === undefined || e.second.placement === "new-range");
+  const moves = (e: Entry) => !isKubernetesService(e.s) && (e.placement === "old-range" || e.second?.placement === "old-range");
+  const mapIfOld = (a: PlannedAddress | undefined) => {
+    if (a?.placement === "old-range") a.newIp = a.range!.mapper.map(a.ip);
   };
-  const reserve = (e: (typeof entries)[number]) => {
-    for (const a of e.addresses) if (a.placement === "new-range") a.range!.mapper.reserve(a.ip);
+  const reserveIfNew = (a: PlannedAddress | undefined) => {
+    if (a?.placement === "new-range") a.range!.mapper.reserve(a.ip);
+  };
+  const mapOld = (e: Entry) => {
+    mapIfOld(firstOf(e));
+    mapIfOld(e.second);
+  };
+  const reserve = (e: Entry) => {
+    reserveIfNew(firstOf(e));
+    reserveIfNew(e.second);
   };
   const dns = entries.find((e) => e.key === dnsKey);
   const standIn = dns && moves(dns) ? entries.find((e) => e.key === standInKey && inNewRange(e)) : undefined;
@@ -190,19 +218,15 @@ function planServices(config: MigrationConfig, live: ServiceInfo[], kubernetesNe
   for (const e of entries) if (moves(e) && e !== dns) mapOld(e);
 
   return entries.map((e): ServiceMove => {
-    const { s, key, addresses } = e;
-    const dual = addresses.length > 1;
-    const move = (action: ServiceMove["action"], reason: string, keepsOffset: boolean, newClusterIP?: string): ServiceMove => ({
-      namespace: s.namespace,
-      name: s.name,
-      type: s.type,
-      oldClusterIP: s.clusterIP,
-      newClusterIP,
-      action,
-      reason,
-      keepsOffset,
-      ...(dual ? { oldClusterIPs: addresses.map((a) => a.ip), newClusterIPs: addresses.map((a) => a.newIp ?? a.ip) } : {}),
-    });
+    const { s, key } = e;
+    const move = (action: ServiceMove["action"], reason: string, keepsOffset: boolean, newClusterIP?: string): ServiceMove => {
+      const row: ServiceMove = { namespace: s.namespace, name: s.name, type: s.type, oldClusterIP: s.clusterIP, newClusterIP, action, reason, keepsOffset };
+      if (e.second) {
+        row.oldClusterIPs = [e.ip!, e.second.ip];
+        row.newClusterIPs = [e.newIp ?? e.ip!, e.second.newIp ?? e.second.ip];
+      }
+      return row;
+    };
     if (isKubernetesService(s)) {
       // An expansion keeps the first IP: nothing to re-create.
       return s.clusterIP === kubernetesNewIP
@@ -212,19 +236,20 @@ function planServices(config: MigrationConfig, live: ServiceInfo[], kubernetesNe
     if (key === standInKey && inNewRange(e)) return move("unchanged", "the DNS stand-in; dns/final-swap removes it", true, s.clusterIP);
     if (s.type === "ExternalName") return move("unchanged", "ExternalName has no ClusterIP", false);
     if (s.clusterIP === "None") return move("unchanged", "headless: no ClusterIP to move", false);
-    if (addresses.length === 0) return move("unchanged", "no ClusterIP", false);
-    for (const a of addresses) {
-      if (a.placement !== "outside") continue;
-      const where = a.range ? "in neither the old nor the new Service range" : `of a family (${familyOf(a.ip)}) the run does not configure`;
-      warnings.push({ code: "SERVICE_OUTSIDE_OLD_RANGE", message: `ClusterIP ${a.ip} lies ${where}; left alone`, object: `Service ${key}` });
+    if (e.ip === undefined) return move("unchanged", "no ClusterIP", false);
+    if (e.placement === "outside" || e.second?.placement === "outside") {
+      for (const a of addressesOf(e)) {
+        if (a.placement !== "outside") continue;
+        const where = a.range ? "in neither the old nor the new Service range" : `of a family (${familyOf(a.ip)}) the run does not configure`;
+        warnings.push({ code: "SERVICE_OUTSIDE_OLD_RANGE", message: `ClusterIP ${a.ip} lies ${where}; left alone`, object: `Service ${key}` });
+      }
     }
     if (!moves(e)) {
       return inNewRange(e) ? move("unchanged", "already in the new range", true, s.clusterIP) : move("unchanged", "ClusterIP outside the old range", false);
     }
-    const moved = addresses.filter((a) => a.newIp !== undefined);
     let keepsOffset = true;
-    for (const a of moved) {
-      if (addressOffset(a.range!.to, a.newIp!) === addressOffset(a.range!.from, a.ip)) continue;
+    for (const a of e.second ? addressesOf(e) : [e as PlannedAddress]) {
+      if (a.newIp === undefined || addressOffset(a.range!.to, a.newIp) === addressOffset(a.range!.from, a.ip)) continue;
       keepsOffset = false;
       warnings.push({ code: "SERVICE_OFFSET_TAKEN", message: `the offset of ${a.ip} is not free in ${a.range!.to}; planned at ${a.newIp} instead`, object: `Service ${key}` });
     }
@@ -237,21 +262,24 @@ function planServices(config: MigrationConfig, live: ServiceInfo[], kubernetesNe
         object: `Service ${key}`,
       });
     }
-    return move("recreate", "ClusterIP in the old range", keepsOffset, addresses[0].newIp ?? addresses[0].ip);
+    return move("recreate", "ClusterIP in the old range", keepsOffset, e.newIp ?? e.ip);
   });
 }
 
 /** The apiserver never hands one ClusterIP to two Services; an inventory that does is corrupt, and planning it would collide. */
-function refuseDuplicateClusterIPs(entries: Array<{ s: ServiceInfo; key: string; addresses: PlannedAddress[] }>): void {
+function refuseDuplicateClusterIPs(entries: readonly Entry[]): void {
   // One Set insertion per address; the owners are looked up only on the (corrupt, rare) duplicate.
   const seen = new Set<string>();
-  for (const { key, addresses } of entries) {
-    for (const { ip } of addresses) {
-      const before = seen.size;
-      if (seen.add(ip).size !== before) continue;
-      const first = entries.find((e) => e.addresses.some((a) => a.ip === ip))!;
-      throw new UserError(`Services ${first.key} and ${key} both claim ClusterIP ${ip}; the inventory is inconsistent — take it again from the live cluster`);
-    }
+  const claim = (ip: string | undefined, key: string) => {
+    if (ip === undefined) return;
+    const before = seen.size;
+    if (seen.add(ip).size !== before) return;
+    const first = entries.find((e) => e.ip === ip || e.second?.ip === ip)!;
+    throw new UserError(`Services ${first.key} and ${key} both claim ClusterIP ${ip}; the inventory is inconsistent — take it again from the live cluster`);
+  };
+  for (const e of entries) {
+    claim(e.ip, e.key);
+    claim(e.second?.ip, e.key);
   }
 }
 
