@@ -5,7 +5,7 @@
  */
 import { MigrationConfig, NodeTarget } from "../config/migrationConfig";
 import { rangeLists, RangeLists } from "../config/rangeLists";
-import { familyOf } from "../net/cidr";
+import { rangeForFamilyOf } from "../net/rangeList";
 import { CILIUM_OPERATOR } from "../podNetwork/ciliumPool";
 import { isKubernetesService, serviceRefKey } from "../serviceMove/serviceRef";
 import { ControlPlaneStep, stepId } from "./stepIds";
@@ -199,9 +199,8 @@ function cniSteps(list: PhaseList, cni: Plan["cni"], calicoPools: CalicoPoolPlan
  * dual-stack pair (a family the run adds has no old range: its new one alone).
  */
 export function flannelTransitionNetwork(podRanges: RangeLists["pod"]): string {
-  const olds = podRanges.from.split(",");
   return podRanges.to.split(",").map((to) => {
-    const from = olds.find((old) => familyOf(old) === familyOf(to));
+    const from = rangeForFamilyOf(podRanges.from, to);
     return from ? coveringRange(from, to) : to;
   }).join(",");
 }

@@ -1,4 +1,5 @@
-import { cidrContains, cidrsOverlap, familyOf, isIpAddress } from "../net/cidr";
+import { cidrsOverlap, isIpAddress } from "../net/cidr";
+import { inRangeList } from "../net/rangeList";
 import { RangeMatcher } from "../preflight/addressLiterals";
 
 /**
@@ -10,16 +11,14 @@ export class LeftoverTest {
   private readonly oldMatcher: RangeMatcher;
   private readonly newMatcher: RangeMatcher;
   private readonly oldRanges: string[];
-  private readonly newRanges: string[];
 
   constructor(
     readonly from: string,
     readonly to: string,
   ) {
     this.oldRanges = from.split(",");
-    this.newRanges = to.split(",");
     this.oldMatcher = new RangeMatcher(this.oldRanges.map((cidr) => ({ label: "old", cidr })));
-    this.newMatcher = new RangeMatcher(this.newRanges.map((cidr) => ({ label: "new", cidr })));
+    this.newMatcher = new RangeMatcher(to.split(",").map((cidr) => ({ label: "new", cidr })));
   }
 
   /** Fast for the many Pod IPs of a large cluster: a plain-number comparison for IPv4. */
@@ -35,7 +34,7 @@ export class LeftoverTest {
   }
 
   inNew(ipOrCidr: string): boolean {
-    return this.newRanges.some((range) => safely(() => familyOf(range) === familyOf(ipOrCidr) && cidrContains(range, ipOrCidr)));
+    return safely(() => inRangeList(this.to, ipOrCidr));
   }
 }
 
