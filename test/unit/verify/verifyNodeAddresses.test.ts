@@ -1,10 +1,10 @@
 import * as assert from "assert";
-import { V1Pod } from "@kubernetes/client-node";
 import { validateConfig } from "../../../lib/config/config";
 import { emptyClusterObjects } from "../../../lib/preflight/clusterObjects";
 import { Inventory } from "../../../lib/plan/inventory";
 import { verifyNodeAddresses } from "../../../lib/verify/nodeAddresses";
 import { VerifyInput, verifyTargets } from "../../../lib/verify";
+import { mirrorPod } from "../../support/mirrorPods";
 
 // verify after node address changes (issue 16), over a hand-made cluster
 const config = validateConfig({
@@ -17,10 +17,7 @@ const config = validateConfig({
   },
 }, { planOnly: true });
 
-const mirror = (component: string, flags: string[]): V1Pod => ({
-  metadata: { namespace: "kube-system", name: `${component}-cp-1`, labels: { component }, annotations: { "kubernetes.io/config.mirror": "x" } },
-  spec: { nodeName: "cp-1", containers: [{ name: component, command: [component, ...flags] }] },
-});
+const mirror = mirrorPod;
 
 function moved(): VerifyInput {
   const inventory: Inventory = {
