@@ -60,3 +60,26 @@ export async function moveEtcdPeer(client: Etcd3, move: EtcdPeerMove): Promise<E
   await client.cluster.memberUpdate({ ID: member.ID, peerURLs: after });
   return { action: "updated", memberId: member.ID, before: member.peerURLs, after };
 }
+
+/**
+ * Before the member restarts on its new address: if it leads the cluster, leadership moves to another member
+ * first, so that the restart costs no election (writes during one are refused). `moveLeader` must be sent to the
+ * leader itself, hence a client for its URLs from `clientFor`. Returns the new leader's name, or undefined when
+ * the member did not lead.
+ */
+export async function handOffLeadership(client: Etcd3, memberName: string, clientFor: (urls: string[]) => Etcd3): Promise<string | undefined> {
+  const { members } = await client.cluster.memberList({});
+  const member = members.find((m) => m.name === memberName);
+  if (!member) throw new UserError(`etcd has no member named ${memberName}; nothing was changed`);
+  const { leader } = await client.maintenance.status();
+  if (leader !== member.ID) return undefined;
+  const target = members.find((m) => m.ID !== member.ID && m.clientURLs.length > 0);
+  if (!target) throw new UserError(`etcd member ${memberName} leads and no other member is started to take over; nothing was changed`);
+  const viaLeader = clientFor(member.clientURLs);
+  try {
+    await viaLeader.maintenance.moveLeader({ targetID: target.ID });
+  } finally {
+    viaLeader.close();
+  }
+  return target.name;
+}

@@ -1,14 +1,14 @@
 // A control-plane node's etcd member follows its node to a new address (issue 16), on a real three-member etcd
 // of the test-bed version: member m3's peer URL is updated in place, m3 restarts listening on its new address
-// (127.0.0.3, a loopback address of its own), and a writer writes through m1 and m2 the whole time. Every write
-// it was told succeeded is there afterwards, and quorum never went (no write failed).
+// (127.0.0.3, a loopback address of its own) after handing its leadership on, and a writer writes through m1 and
+// m2 the whole time. Every write it was told succeeded is there afterwards, and quorum never went (no write failed).
 import { strict as assert } from "assert";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { Etcd3 } from "etcd3";
 import { UserError } from "../../lib/config/errors";
-import { moveEtcdPeer } from "../../lib/controlPlane/etcdPeerMove";
+import { handOffLeadership, moveEtcdPeer } from "../../lib/controlPlane/etcdPeerMove";
 import { ETCD_BINARY, freePort } from "../testbed/etcd";
 import { ManagedProcess, startProcess, waitUntil } from "../testbed/processes";
 
@@ -82,6 +82,20 @@ describe("etcd peer move on a real three-member cluster (issue 16)", function ()
       assert.equal(moved.action, "updated");
       assert.equal(moved.memberId, before.ID, "the member keeps its ID");
       assert.deepEqual(moved.after, [`http://127.0.0.3:${m3.peer}`]);
+
+      // m3 is made to lead first, so that the hand-off is exercised every run; then it hands leadership on
+      const viaM3 = new Etcd3({ hosts: clientUrl(m3) });
+      const leaderNow = (await viaM3.maintenance.status()).leader;
+      if (leaderNow !== before.ID) {
+        const leader = (await viaM3.cluster.memberList({})).members.find((m) => m.ID === leaderNow)!;
+        const viaLeader = new Etcd3({ hosts: leader.clientURLs });
+        await viaLeader.maintenance.moveLeader({ targetID: before.ID });
+        viaLeader.close();
+      }
+      viaM3.close();
+      const successor = await handOffLeadership(client, "m3", (urls) => new Etcd3({ hosts: urls }));
+      assert.ok(successor === "m1" || successor === "m2", `leadership went to ${successor}`);
+      assert.equal(await handOffLeadership(client, "m3", (urls) => new Etcd3({ hosts: urls })), undefined, "m3 leads no more");
 
       // the node's restart on its new address (kubeadm: the static pod with the edited manifest)
       await m3.proc!.stop();
