@@ -6,6 +6,7 @@ import { Plan } from "../plan/planModel";
 import { collectClusterObjects } from "../preflight/collect";
 import { verifyClusterConfig } from "./clusterConfig";
 import { verifyDisruptionBudgets } from "./disruptionBudgets";
+import { verifyNodeAddresses } from "./nodeAddresses";
 import { verifyPodNetwork } from "./podNetwork";
 import { verifyServiceAddresses } from "./serviceAddresses";
 import { verifyServiceCidrs } from "./serviceCidrs";
@@ -21,7 +22,7 @@ export { VerifyInput, VerifyTargets } from "./verifyInput";
 export { verifyTargets } from "./targets";
 
 export function verifyFindings(input: VerifyInput): Finding[] {
-  return [...verifyServiceAddresses(input), ...verifyServiceCidrs(input), ...verifyPodNetwork(input), ...verifyClusterConfig(input), ...verifyDisruptionBudgets(input)];
+  return [...verifyServiceAddresses(input), ...verifyServiceCidrs(input), ...verifyPodNetwork(input), ...verifyClusterConfig(input), ...verifyDisruptionBudgets(input), ...verifyNodeAddresses(input)];
 }
 
 export interface RunVerifyOptions {

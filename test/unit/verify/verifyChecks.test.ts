@@ -6,6 +6,7 @@ import { Inventory, ServiceInfo } from "../../../lib/plan/inventory";
 import { MigrationConfig } from "../../../lib/config/migrationConfig";
 import { emptyClusterObjects } from "../../../lib/preflight/clusterObjects";
 import { verifyFindings, verifyTargets, VerifyInput } from "../../../lib/verify";
+import { mirrorPod } from "../../support/mirrorPods";
 
 // verify's pure checks over a hand-made migrated cluster; test/integration/verify.test.ts does the same for real.
 
@@ -25,10 +26,7 @@ const pod = (namespace: string, name: string, ip: string, extra: Partial<V1Pod["
   spec: { containers: [], nodeName: "worker-1", ...extra },
   status: { phase: "Running", podIP: ip, podIPs: [{ ip }] },
 });
-const mirror = (component: string, flags: string[]): V1Pod => ({
-  metadata: { namespace: "kube-system", name: `${component}-cp-1`, labels: { component }, annotations: { "kubernetes.io/config.mirror": "x" } },
-  spec: { nodeName: "cp-1", containers: [{ name: component, command: [component, ...flags] }] },
-});
+const mirror = mirrorPod;
 
 function migrated(): VerifyInput {
   const inventory: Inventory = {

@@ -1,0 +1,85 @@
+import { Etcd3 } from "etcd3";
+import { UserError } from "../config/errors";
+
+/**
+ * A control-plane node's etcd member follows its node to a new address (issue 16, control-plane step 2): the
+ * member's peer URLs are updated in place (`etcdctl member update`) before the member restarts listening there,
+ * so the member keeps its ID and data and the cluster never loses a voter. The other members learn the new URL
+ * from the update and connect to it once the member listens there.
+ *
+ * Quorum is checked first: every member must be started (a name, and a client URL), and there must be three or
+ * more, so that the one member restarting afterwards leaves a majority. A second run finds the URLs moved and
+ * changes nothing.
+ */
+
+export interface EtcdPeerMove {
+  /** the member's name (kubeadm names it after the node) */
+  member: string;
+  from: string;
+  to: string;
+}
+
+export interface EtcdPeerMoveResult {
+  action: "updated" | "already";
+  memberId: string;
+  before: string[];
+  after: string[];
+}
+
+/** A URL's host, IPv6 without its brackets. */
+function hostOf(url: string): string {
+  return new URL(url).hostname.replace(/^\[|\]$/g, "");
+}
+
+/** A URL with its host moved from one address to the other (IPv6 hosts in brackets); other URLs as they are. */
+export function movedUrl(url: string, from: string, to: string): string {
+  const parsed = new URL(url);
+  if (hostOf(url) !== from) return url;
+  parsed.hostname = to.includes(":") ? `[${to}]` : to;
+  // URL keeps a trailing "/" on an empty path; etcd's own URLs have none
+  return url.endsWith("/") ? parsed.toString() : parsed.toString().replace(/\/$/, "");
+}
+
+export async function moveEtcdPeer(client: Etcd3, move: EtcdPeerMove): Promise<EtcdPeerMoveResult> {
+  const { members } = await client.cluster.memberList({});
+  const unstarted = members.filter((m) => !m.name || m.clientURLs.length === 0);
+  if (unstarted.length > 0) {
+    throw new UserError(`etcd member(s) ${unstarted.map((m) => m.peerURLs.join(",")).join("; ")} have not started; a peer move needs every member up (etcdctl member list), nothing was changed`);
+  }
+  if (members.length < 3) {
+    throw new UserError(`etcd has ${members.length} member(s): restarting ${move.member} on its new address would leave no majority; add a member first (3 or more), nothing was changed`);
+  }
+  const member = members.find((m) => m.name === move.member);
+  if (!member) throw new UserError(`etcd has no member named ${move.member} (members: ${members.map((m) => m.name).sort().join(", ")}); check nodeAddresses[].name, nothing was changed`);
+  const hosts = member.peerURLs.map(hostOf);
+  if (!hosts.includes(move.from) && hosts.includes(move.to)) return { action: "already", memberId: member.ID, before: member.peerURLs, after: member.peerURLs };
+  const after = member.peerURLs.map((url) => movedUrl(url, move.from, move.to));
+  if (!hosts.includes(move.from)) {
+    throw new UserError(`etcd member ${move.member} has peer URLs ${member.peerURLs.join(", ")}, none on ${move.from}; check nodeAddresses[].from, nothing was changed`);
+  }
+  await client.cluster.memberUpdate({ ID: member.ID, peerURLs: after });
+  return { action: "updated", memberId: member.ID, before: member.peerURLs, after };
+}
+
+/**
+ * Before the member restarts on its new address: if it leads the cluster, leadership moves to another member
+ * first, so that the restart costs no election (writes during one are refused). `moveLeader` must be sent to the
+ * leader itself, hence a client for its URLs from `clientFor`. Returns the new leader's name, or undefined when
+ * the member did not lead.
+ */
+export async function handOffLeadership(client: Etcd3, memberName: string, clientFor: (urls: string[]) => Etcd3): Promise<string | undefined> {
+  const { members } = await client.cluster.memberList({});
+  const member = members.find((m) => m.name === memberName);
+  if (!member) throw new UserError(`etcd has no member named ${memberName}; nothing was changed`);
+  const { leader } = await client.maintenance.status();
+  if (leader !== member.ID) return undefined;
+  const target = members.find((m) => m.ID !== member.ID && m.clientURLs.length > 0);
+  if (!target) throw new UserError(`etcd member ${memberName} leads and no other member is started to take over; nothing was changed`);
+  const viaLeader = clientFor(member.clientURLs);
+  try {
+    await viaLeader.maintenance.moveLeader({ targetID: target.ID });
+  } finally {
+    viaLeader.close();
+  }
+  return target.name;
+}
