@@ -167,9 +167,14 @@ export = async () => {
   const oldPoolRemovalStep = stepId.cni({ cni: "calico", step: "remove-old-pool" });
   const calico = plan.cni === "calico" ? calicoPoolMove({ plan, inventory, kubeconfig, provider: cluster }) : undefined;
   if (typeof calico?.pools === "string") order.skip(cniSteps(oldPoolRemovalStep), calico.pools);
+  // a dual-stack run's second family: its own pool, in the same steps (the plan lists each family's range in them)
+  const otherPools = calico?.otherFamily;
   const cniChanges: pulumi.Resource[] =
-    calico && typeof calico.pools !== "string"
-      ? [order.declare("calico-pool", cniSteps(oldPoolRemovalStep), [clusterConfig], calico.pools)]
+    calico && (typeof calico.pools !== "string" || typeof otherPools?.pools === "function")
+      ? [
+        ...(typeof calico.pools !== "string" ? [order.declare("calico-pool", cniSteps(oldPoolRemovalStep), [clusterConfig], calico.pools)] : []),
+        ...(typeof otherPools?.pools === "function" ? [order.declare("calico-pool-other-family", [], [clusterConfig], otherPools.pools)] : []),
+      ]
       : plan.cni === "flannel"
         ? [order.declare("flannel", cniSteps(...flannelFinalSteps), [clusterConfig], (o) => new FlannelConfig("flannel", { podCidr: flannelTransitionNetwork(ranges.pod), runId, restart: !rewrite }, { ...kube, ...o }))]
         : plan.cni === "cilium"
@@ -234,12 +239,13 @@ export = async () => {
 
   // 11. the old Calico pool goes only once no IPAM block or affinity is left in it.
   if (typeof calico?.removal === "string") order.skip([oldPoolRemovalStep], calico.removal);
-  const oldPoolRemoval = calico && typeof calico.removal !== "string"
-    ? order.declare("calico-old-pool", [oldPoolRemovalStep], [kubeProxy], calico.removal)
-    : undefined;
+  const oldPoolRemovals = [
+    ...(calico && typeof calico.removal !== "string" ? [order.declare("calico-old-pool", [oldPoolRemovalStep], [kubeProxy], calico.removal)] : []),
+    ...(typeof otherPools?.removal === "function" ? [order.declare("calico-old-pool-other-family", [], [kubeProxy], otherPools.removal)] : []),
+  ];
 
   // 12. verify: nothing left in the old ranges; every Service at its planned IP.
-  const verify = order.declare("verify", [stepId.verify], [oldPoolRemoval ?? flannelFinal ?? kubeProxy], (o) => new Verification("verify", { kubeconfig, config, plan, trigger: runId }, o));
+  const verify = order.declare("verify", [stepId.verify], oldPoolRemovals.length > 0 ? oldPoolRemovals : [flannelFinal ?? kubeProxy], (o) => new Verification("verify", { kubeconfig, config, plan, trigger: runId }, o));
   order.check();
   discovery.finish(preflight.blockers);
 

@@ -2,7 +2,7 @@
  * The Calico part of the graph, on the path the plan chose (plan.calicoPools): the IPPool objects directly
  * (CalicoIPPool, CalicoOldPoolRemoval) or through the Tigera operator's Installation (CalicoOperatorPools,
  * CalicoOperatorPoolRemoval). index.ts declares both halves through PlanOrder; the Calico e2e program declares
- * them alone.
+ * them alone. A dual-stack run moves each family's IPPool (one pool per family, Calico's dual-stack layout).
  */
 import * as pulumi from "@pulumi/pulumi";
 import { CalicoIPPool, CalicoOldPoolRemoval } from "./calicoIPPool";
@@ -21,6 +21,8 @@ export interface CalicoPoolMove {
   pools: Make | string;
   /** The old pool's removal, after kube-proxy (step remove-old-pool). */
   removal: Make | string;
+  /** A dual-stack run's second family, its own pool moved the same way (IPPool objects only: issue 17). */
+  otherFamily?: CalicoPoolMove;
 }
 
 export interface CalicoPoolMoveArgs {
@@ -58,9 +60,20 @@ export function calicoPoolMove(args: CalicoPoolMoveArgs): CalicoPoolMove {
         : moved,
     };
   }
+  const second = plan.secondFamily;
+  const otherFamily = second?.role === "move" && second.podCidr.from
+    ? manifestPoolMove(inventory, { from: second.podCidr.from, to: second.podCidr.to }, `-${second.family.toLowerCase()}`, kubeconfig, provider)
+    : undefined;
+  return { ...manifestPoolMove(inventory, podCidr, "", kubeconfig, provider), ...(otherFamily ? { otherFamily } : {}) };
+}
+
+/** One family's pools as IPPool objects; `suffix` keeps each family's resource names apart (the first has none). */
+function manifestPoolMove(inventory: Inventory, podCidr: { from: string; to: string }, suffix: string, kubeconfig: pulumi.Input<string>, provider: pulumi.ProviderResource): CalicoPoolMove {
+  const livePool = inventory.cni.calicoPools.find((p) => cidrsOverlap(p.cidr, podCidr.from));
+  const moved = `no Calico IPPool in ${podCidr.from} (moved already)`;
   if (!livePool) return { pools: moved, removal: moved };
   return {
-    pools: (o) => new CalicoIPPool("calico-pool", { oldPool: livePool, newCidr: podCidr.to }, { ...o, provider }),
-    removal: (o) => new CalicoOldPoolRemoval("calico-old-pool", { kubeconfig, oldPool: livePool }, o),
+    pools: (o) => new CalicoIPPool(`calico-pool${suffix}`, { oldPool: livePool, newCidr: podCidr.to }, { ...o, provider }),
+    removal: (o) => new CalicoOldPoolRemoval(`calico-old-pool${suffix}`, { kubeconfig, oldPool: livePool }, o),
   };
 }

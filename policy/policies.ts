@@ -67,7 +67,7 @@ export const calicoPoolInNewPodRange: ResourceValidationPolicy = {
   enforcementLevel: "mandatory",
   configSchema: {
     properties: {
-      podCidr: { type: "string", description: "The new pod range, the stack's cidr-migration:podCidr.to, e.g. 10.48.0.0/16." },
+      podCidr: { type: "string", description: "The new pod range, the stack's cidr-migration:podCidr.to, e.g. 10.48.0.0/16; a dual-stack pair comma-separated, e.g. 10.48.0.0/16,fd00:10:48::/56." },
     },
   },
   validateResource: (args: ResourceValidationArgs, reportViolation: ReportViolation) => {

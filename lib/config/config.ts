@@ -20,7 +20,7 @@ export interface ValidationContext {
   inventory?: Inventory;
   /**
    * The caller only shows the plan and changes nothing (`cidr-migration plan`): valid node address changes are then
-   * returned rather than refused, and so is a dual-stack pair, since executing them is not built yet (issues 16, 17).
+   * returned rather than refused, since executing them is not built yet (issue 16).
    */
   planOnly?: boolean;
 }
@@ -91,9 +91,6 @@ export function validateConfig(source: ConfigSource, context: ValidationContext 
   };
 
   for (const family of families ?? []) checkFamilyRanges(r, family, families!.length > 1, nodes, context.inventory);
-  if (families && families.length > 1 && r.problems.length === 0 && !context.planOnly) {
-    r.fail("serviceCidr", `the ${families.map((f) => f.family).join(" + ")} pairs are valid, and \`cidr-migration plan\` shows each family's moves, but executing a dual-stack run is not built yet (issue 17), so it is refused before any change`);
-  }
   checkRollout(r, nodeRollout, nodes);
   checkStrategies(r, services.strategy, nodeRollout.strategy);
   const nodeAddresses = readNodeAddresses(r, nodes, families, context.inventory);

@@ -49,7 +49,7 @@ export interface NodeAddressChange {
 export interface MigrationConfig {
   serviceCidr: CidrMove;
   podCidr: PodCidrMove;
-  /** Absent on a single-stack run. Planned; a run that moves or adds it is refused before any change for now. */
+  /** Absent on a single-stack run. What a dual-stack run cannot do yet is refused by lib/plan/dualStackRefusals. */
   secondFamily?: SecondFamily;
   cni: Cni;
   /** A kubeconfig path, or its content as a secret. */

@@ -1,4 +1,5 @@
-import { cidrContains, parseCidr } from "../net/cidr";
+import { cidrContains, familyOf, parseCidr } from "../net/cidr";
+import { rangeForFamilyOf } from "../net/rangeList";
 import { UNKNOWN_VALUE, containsUnknown } from "./unknownValue";
 
 /**
@@ -26,6 +27,7 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "obj
  * An enabled IPPool (crd.projectcalico.org/v1) must lie inside the new pod range: a pool outside it hands pods
  * addresses the control plane's --cluster-cidr does not cover. Its blockSize must fit the pool (Calico rejects a
  * block larger than the pool). A disabled pool (the old one, kept until its blocks are released) is not judged.
+ * `newPodCidr` is one range or a dual-stack pair, comma-separated.
  */
 export function ipPoolProblems(name: string, spec: unknown, newPodCidr: string | undefined): string[] {
   if (!newPodCidr) return [`IPPool ${name}: the policy config has no podCidr; pass the new pod range, e.g. --policy-pack-config with {"calico-pool-in-new-pod-range": {"podCidr": "10.48.0.0/16"}}`];
@@ -40,7 +42,13 @@ export function ipPoolProblems(name: string, spec: unknown, newPodCidr: string |
     return [`IPPool ${name}: spec.cidr ${(err as Error).message}`];
   }
   const problems: string[] = [];
-  if (!cidrContains(newPodCidr, cidr)) problems.push(`IPPool ${name}: spec.cidr ${cidr} is not inside the new pod range ${newPodCidr}; create the pool in the new range (config podCidr.to)`);
+  // a dual-stack pair: each family's pool inside that family's range
+  const range = rangeForFamilyOf(newPodCidr, cidr);
+  if (range === undefined) {
+    problems.push(`IPPool ${name}: spec.cidr ${cidr} is ${familyOf(cidr)}, and the new pod range ${newPodCidr} has no ${familyOf(cidr)} range; pass both ranges of a dual-stack run comma-separated (config podCidr.to)`);
+  } else if (!cidrContains(range, cidr)) {
+    problems.push(`IPPool ${name}: spec.cidr ${cidr} is not inside the new pod range ${range}; create the pool in the new range (config podCidr.to)`);
+  }
   if (typeof spec.blockSize === "number" && spec.blockSize < prefix) problems.push(`IPPool ${name}: spec.blockSize /${spec.blockSize} is larger than the pool ${cidr}; use a block size of /${prefix} or smaller blocks (a larger number)`);
   return problems;
 }

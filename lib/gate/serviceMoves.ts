@@ -9,7 +9,8 @@ import { isUnknown } from "./unknownValue";
  *
  * Moves are ServiceRecreation resources (dynamic-providers/serviceRecreation.ts, type
  * `pulumi-nodejs:dynamic/cidr-migration:ServiceRecreation`), each holding a set of moves in its inputs:
- * - `moves`: { "namespace/name": { fromIP, toIP, type?, vacate? } };
+ * - `moves`: { "namespace/name": { fromIP, toIP, type?, vacate?, otherFamily?: { fromIP, toIP } } }, otherFamily
+ *   being a dual-stack Service's second ClusterIP, judged against the plan's second address;
  * - `kubernetesService`: { fromIP, toIP } for default/kubernetes (re-created by the apiserver);
  * - `standIns`: { "namespace/name": { of, ip } }, temporary Services at the DNS Service's new IP.
  * A move acts when its step creates or replaces the resource, or updates it with an entry whose toIP (or
@@ -38,6 +39,8 @@ export interface PreviewServiceMove {
   fromIP?: string;
   /** stand-in: the Service it stands in for. */
   of?: string;
+  /** A dual-stack Service's second ClusterIP, when the move carries it (issue 17). */
+  otherFamily?: { fromIP?: string; toIP: string };
 }
 
 type Entry = Record<string, unknown>;
@@ -66,6 +69,13 @@ function rewriteMoves(step: PreviewStep): PreviewServiceMove[] {
   return moves;
 }
 
+/** Whether a move's second-family target differs from the old state's (a move of both families, issue 17). */
+function otherFamilyChanged(oldMoves: unknown, key: string, entry: Entry): boolean {
+  const before = isRecord(oldMoves) && isRecord(oldMoves[key]) ? (oldMoves[key] as Entry).otherFamily : undefined;
+  const toIP = (v: unknown) => (isRecord(v) ? v.toIP : undefined);
+  return toIP(before) !== toIP(entry.otherFamily);
+}
+
 /** The acting moves of every ServiceRecreation step; a whole map unknown at preview time is one "unknown" move. */
 export function serviceMovesIn(steps: readonly PreviewStep[]): PreviewServiceMove[] {
   const moves: PreviewServiceMove[] = [];
@@ -91,8 +101,9 @@ export function serviceMovesIn(steps: readonly PreviewStep[]): PreviewServiceMov
       for (const [key, entry] of Object.entries(map)) {
         if (!isRecord(entry)) {
           moves.push({ urn: step.urn, kind, key, toIP: "unknown" });
-        } else if (kind === "move" && changed(field, key, entry, ["toIP", "vacate"])) {
-          moves.push({ urn: step.urn, kind, key, toIP: text(entry.toIP) ?? "unknown", fromIP: text(entry.fromIP) });
+        } else if (kind === "move" && (changed(field, key, entry, ["toIP", "vacate"]) || otherFamilyChanged(old?.[field], key, entry))) {
+          const other = isRecord(entry.otherFamily) ? { fromIP: text(entry.otherFamily.fromIP), toIP: text(entry.otherFamily.toIP) ?? "unknown" } : entry.otherFamily === undefined ? undefined : { toIP: "unknown" };
+          moves.push({ urn: step.urn, kind, key, toIP: text(entry.toIP) ?? "unknown", fromIP: text(entry.fromIP), ...(other ? { otherFamily: other } : {}) });
         } else if (kind === "stand-in" && changed(field, key, entry, ["ip", "of"])) {
           moves.push({ urn: step.urn, kind, key, toIP: text(entry.ip) ?? "unknown", of: text(entry.of) });
         }
@@ -138,6 +149,9 @@ export function judgeServiceMoves(moves: readonly PreviewServiceMove[], plan: Pl
       reasons.push({ code: "SERVICE_IP_DIFFERS", object, message: `the preview re-creates it at ${move.toIP}, the plan at ${entry.newClusterIP}; re-plan or fix the program so both agree` });
     } else if (move.fromIP !== undefined && move.fromIP !== "unknown" && move.fromIP !== entry.oldClusterIP) {
       reasons.push({ code: "SERVICE_IP_DIFFERS", object, message: `the preview moves it from ${move.fromIP}, the plan from ${entry.oldClusterIP}; the plan is stale: re-plan from the live cluster` });
+    } else {
+      const problem = secondFamilyProblem(move, entry);
+      if (problem) reasons.push({ ...problem, object });
     }
   }
   const missing = plan.services.filter((s) => s.action === "recreate" && !seen.has(`${s.namespace}/${s.name}`));
@@ -149,4 +163,20 @@ export function judgeServiceMoves(moves: readonly PreviewServiceMove[], plan: Pl
       }]
     : [];
   return { reasons, notes };
+}
+
+/** A dual-stack Service's second ClusterIP: the preview must move it exactly as the plan does, or leave it as the plan does. */
+function secondFamilyProblem(move: PreviewServiceMove, entry: ServiceMove): Omit<GateReason, "object"> | undefined {
+  const from = entry.oldClusterIPs?.[1];
+  const to = entry.newClusterIPs?.[1];
+  const planned = from !== undefined && to !== undefined && from !== to ? { from, to } : undefined;
+  const other = move.otherFamily;
+  const differs = (message: string) => ({ code: "SERVICE_IP_DIFFERS", message });
+  if (!planned && !other) return undefined;
+  if (!planned) return differs(`the preview also moves its second ClusterIP to ${other!.toIP}, but the plan keeps ${from ?? "none"}; re-plan or fix the program so both agree`);
+  if (!other) return differs(`the preview moves only its first ClusterIP, and the plan moves its second too (${planned.from} -> ${planned.to}); re-plan or fix the program so both agree`);
+  if (other.toIP === "unknown") return { code: "SERVICE_IP_UNKNOWN", message: `its second ClusterIP is unknown at preview time; the plan says ${planned.to}, which the gate cannot prove` };
+  if (other.toIP !== planned.to) return differs(`the preview re-creates its second ClusterIP at ${other.toIP}, the plan at ${planned.to}; re-plan or fix the program so both agree`);
+  if (other.fromIP !== undefined && other.fromIP !== "unknown" && other.fromIP !== planned.from) return differs(`the preview moves its second ClusterIP from ${other.fromIP}, the plan from ${planned.from}; the plan is stale: re-plan from the live cluster`);
+  return undefined;
 }

@@ -158,8 +158,9 @@ async function discoverCni(kc: KubeConfig, core: CoreV1Api): Promise<CniInfo> {
   const calicoOperator = await readCalicoOperator(kc);
   if (calicoOperator) info.calicoOperator = calicoOperator;
   if (flannel?.data?.["net-conf.json"]) {
-    const net = JSON.parse(flannel.data["net-conf.json"]) as { Network?: string };
+    const net = JSON.parse(flannel.data["net-conf.json"]) as { Network?: string; IPv6Network?: string };
     if (net.Network) info.flannelNetwork = net.Network;
+    if (net.IPv6Network) info.flannelIpv6Network = net.IPv6Network;
   }
   if (cilium?.data?.["cluster-pool-ipv4-cidr"]) info.ciliumClusterPoolCidr = cilium.data["cluster-pool-ipv4-cidr"];
   info.detected = calicoPools.length > 0 ? "calico" : flannel ? "flannel" : cilium ? "cilium" : "none";

@@ -70,6 +70,8 @@ export interface CniInfo {
   calicoOperator?: CalicoOperatorInfo;
   /** Network from kube-flannel-cfg's net-conf.json. */
   flannelNetwork?: string;
+  /** IPv6Network from the same net-conf.json: flannel serves IPv6 pods only with it (dual-stack, issue 17). */
+  flannelIpv6Network?: string;
   /** cluster-pool-ipv4-cidr from cilium-config. */
   ciliumClusterPoolCidr?: string;
 }

@@ -146,7 +146,7 @@ function serviceSteps(list: PhaseList, moving: ServiceMove[], dnsKey: string, ku
 }
 
 /** What each Calico step changes, as plan and preview list it: the Installation's pools or the IPPools themselves. */
-function calicoTargets(podCidr: MigrationConfig["podCidr"], pools: CalicoPoolPlan | undefined): { newPool: string; closeOld: string; removeOld: string } {
+function calicoTargets(podCidr: MigrationConfig["podCidr"], podRanges: RangeLists["pod"], pools: CalicoPoolPlan | undefined): { newPool: string; closeOld: string; removeOld: string } {
   if (pools?.management === "operator") {
     const installation = `Installation ${pools.installation}`;
     const old = `${pools.oldPool ?? "the pool"} (${podCidr.from})`;
@@ -156,7 +156,9 @@ function calicoTargets(podCidr: MigrationConfig["podCidr"], pools: CalicoPoolPla
       removeOld: `${installation} ipPools: remove ${old} once no IPAM block is left in it; the operator deletes the IPPool`,
     };
   }
-  return { newPool: `IPPool in ${podCidr.to}`, closeOld: `IPPool in ${podCidr.from}`, removeOld: `IPPool in ${podCidr.from}` };
+  // a dual-stack run: one pool per family (a family the run adds has no old pool)
+  const ippools = (list: string) => (list.includes(",") ? `IPPools in ${list.split(",").join(" and ")}` : `IPPool in ${list}`);
+  return { newPool: ippools(podRanges.to), closeOld: ippools(podRanges.from), removeOld: ippools(podRanges.from) };
 }
 
 /**
@@ -168,7 +170,7 @@ function cniSteps(list: PhaseList, cni: Plan["cni"], calicoPools: CalicoPoolPlan
   const steps: PlanStep[] = [];
   const afterNodes: PlanStep[] = [];
   if (cni === "calico") {
-    const targets = calicoTargets(podCidr, calicoPools);
+    const targets = calicoTargets(podCidr, podRanges, calicoPools);
     const manifest = calicoPools?.management !== "operator";
     steps.push(step(stepId.cni({ cni: "calico", step: "new-pool" }), manifest ? "create-ippool" : "patch-installation", targets.newPool, after, E.cniStep));
     steps.push(step(stepId.cni({ cni: "calico", step: "disable-old-pool" }), manifest ? "disable-ippool" : "patch-installation", targets.closeOld, [stepId.cni({ cni: "calico", step: "new-pool" })], E.cniStep));

@@ -5,6 +5,7 @@ import { Inventory } from "./inventory";
 import { MigrationConfig } from "../config/migrationConfig";
 import { Plan, ServiceMove } from "./planModel";
 import { calicoPoolRefusals } from "./calicoPools";
+import { dualStackRefusals } from "./dualStackRefusals";
 import { standInName } from "../serviceMove/planMoves";
 import { serviceRefKey } from "../serviceMove/serviceRef";
 
@@ -14,7 +15,7 @@ import { serviceRefKey } from "../serviceMove/serviceRef";
  * graph plans again from the live cluster on every `pulumi up`: the old range or the new one, never a third.
  */
 export function planRefusals(config: MigrationConfig, inventory: Inventory, plan: Plan): ConfigProblem[] {
-  return [...dnsService(config, plan), ...cni(config, inventory), ...calicoOperator(config, inventory, plan), ...serviceRange(config, inventory, plan), ...unlistedNodes(config, inventory, plan)];
+  return [...dnsService(config, plan), ...cni(config, inventory), ...calicoOperator(config, inventory, plan), ...serviceRange(config, inventory, plan), ...unlistedNodes(config, inventory, plan), ...dualStackRefusals(config, inventory, plan)];
 }
 
 const problem = (configKey: string, message: string): ConfigProblem => ({ key: `${CONFIG_NAMESPACE}:${configKey}`, message });

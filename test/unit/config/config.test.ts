@@ -245,8 +245,14 @@ describe("lib/config validateConfig: dual-stack pairs (issue 17)", () => {
     return values;
   };
 
-  it("a valid pair is refused before any change, naming both families, until the moves are built", () =>
-    rejects(dual(), "serviceCidr", [/IPv4 \+ IPv6 pairs are valid/, /not built yet/, /before any change/]));
+  it("a valid pair is accepted: each family's ranges and mask, primary first", () => {
+    const config = validateConfig({ values: dual() } as ConfigSource);
+    assert.deepEqual([config.serviceCidr, config.podCidr], [{ from: "10.96.0.0/12", to: "10.112.0.0/12" }, { from: "10.244.0.0/16", to: "10.48.0.0/16", nodeMaskSize: 24 }]);
+    assert.deepEqual(config.secondFamily, {
+      family: "IPv6", role: "move",
+      serviceCidr: { from: V6.serviceFrom, to: V6.serviceTo }, podCidr: { from: V6.podFrom, to: V6.podTo, nodeMaskSize: 64 },
+    });
+  });
   it("rejects two ranges of one family, naming the family", () =>
     rejects(set(dual(), "serviceCidr", "to", ["10.112.0.0/12", "10.128.0.0/12"]), "serviceCidr.to", [/two IPv4 ranges/, /one IPv4 and one IPv6/]));
   it("rejects pairs whose families do not line up", () =>
@@ -264,11 +270,12 @@ describe("lib/config validateConfig: dual-stack pairs (issue 17)", () => {
     rejects(set(dual(), "serviceCidr", "to", ["10.112.0.0/12", "fd00:10:48::/112"]), "serviceCidr.to[1]", [/^\(IPv6\) /, /overlaps podCidr.to\[1\] fd00:10:48::\/56/]);
     rejects(set(dual(), "podCidr", "to", ["10.48.0.0/16", "fd00:10:244::/56"]), "podCidr.to[1]", [/^\(IPv6\) /, /equals podCidr.from; nothing to migrate/]);
   });
-  it("adding a family keeps the first family's range: valid, and refused until built", () => {
+  it("adding a family keeps the first family's range: valid, an \"add\" of the second family", () => {
     const values = baseValues();
     values.serviceCidr = { from: "10.96.0.0/12", to: ["10.96.0.0/12", V6.serviceTo] };
     values.podCidr = { from: "10.244.0.0/16", to: ["10.244.0.0/16", V6.podTo], nodeMaskSize: { ipv4: 24, ipv6: 64 } };
-    rejects(values, "serviceCidr", [/IPv4 \+ IPv6 pairs are valid/]);
+    const config = validateConfig({ values: structuredClone(values) } as ConfigSource);
+    assert.deepEqual(config.secondFamily, { family: "IPv6", role: "add", serviceCidr: { to: V6.serviceTo }, podCidr: { to: V6.podTo, nodeMaskSize: 64 } });
     (values.serviceCidr as Record<string, unknown>).to = ["10.112.0.0/12", V6.serviceTo];
     rejects(values, "serviceCidr.to[0]", [/adds the IPv6 family keeps the IPv4 range as it is/, /set serviceCidr.to\[0\] to 10.96.0.0\/12/]);
   });

@@ -1,6 +1,6 @@
 // Dual-stack planning (issue 17): each ClusterIP and podCIDR is planned in its own family's ranges, a Service keeps
-// its own family order, and the plan report shows each family's old → new. A dual-stack run is still refused before
-// any change; `cidr-migration plan` (planOnly) shows it.
+// its own family order, and the plan report shows each family's old → new. What a dual-stack run cannot carry out yet
+// is refused before any change, naming the key.
 import * as assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import * as path from "node:path";
@@ -21,7 +21,7 @@ const V6 = { serviceFrom: "fd00:10:96::/112", serviceTo: "fd00:10:112::/112", po
 /** The small fixture cluster made dual-stack (IPv4 primary), on Flannel: one Service of every family shape. */
 function dualInventory(): Inventory {
   const inventory = JSON.parse(readFileSync(path.join(FIXTURES, "inventory-small.json"), "utf8")) as Inventory;
-  inventory.cni = { detected: "flannel" } as Inventory["cni"];
+  inventory.cni = { detected: "flannel", calicoPools: [], flannelNetwork: "10.244.0.0/16", flannelIpv6Network: V6.podFrom };
   inventory.kubeProxy = { clusterCIDR: `10.244.0.0/16,${V6.podFrom}`, mode: "iptables" } as Inventory["kubeProxy"];
   inventory.kubeadmConfig = { ...inventory.kubeadmConfig!, podSubnet: `10.244.0.0/16,${V6.podFrom}`, serviceSubnet: `10.96.0.0/12,${V6.serviceFrom}` };
   const svc = (name: string, ips: string[], families: string[]): ServiceInfo => ({
@@ -138,8 +138,46 @@ describe("lib/plan: dual-stack plans (issue 17)", () => {
     assert.ok(planInconsistencies(plan).some((m) => /prefer-v4-first lists fd00:10:96::73|changes the family/.test(m)));
   });
 
-  it("outside `plan`, a valid dual-stack config is still refused before any change, naming the key", () => {
+  it("a valid dual-stack config runs as well as plans: the same plan with or without planOnly", () => {
     const inventory = dualInventory();
-    assert.throws(() => dualConfig(inventory, () => {}, false), (e: unknown) => e instanceof ConfigError && /serviceCidr.*not built yet.*before any change/s.test(e.message));
+    assert.deepEqual(buildPlan(dualConfig(inventory, () => {}, false), inventory), buildPlan(dualConfig(inventory), inventory));
+  });
+
+  it("refuses, naming the key, what a dual-stack run cannot carry out: the etcd rewrite, Cilium, flannel without IPv6Network, a dual-stack DNS Service, an IPv6 family added to Calico without its pool", () => {
+    const refusal = (inventory: Inventory, values: (v: Record<string, unknown>) => void, key: string, pattern: RegExp) =>
+      assert.throws(() => buildPlan(dualConfig(inventory, values), inventory), (e: unknown) => {
+        const problems = (e as ConfigError).problems ?? [];
+        return e instanceof ConfigError && problems.some((p) => p.key === `cidr-migration:${key}` && pattern.test(p.message));
+      }, key);
+
+    refusal(dualInventory(), (v) => { v.services = { strategy: "etcd-rewrite" }; }, "services.strategy", /"etcd-rewrite".*set services.strategy to "recreate"/);
+
+    const cilium = dualInventory();
+    cilium.cni = { detected: "cilium", calicoPools: [], ciliumClusterPoolCidr: "10.244.0.0/16" };
+    refusal(cilium, (v) => { v.cni = "cilium"; }, "cni", /Cilium.*cluster-pool-ipv6-cidr/);
+
+    const noV6Flannel = dualInventory();
+    delete noV6Flannel.cni.flannelIpv6Network;
+    refusal(noV6Flannel, () => {}, "podCidr.to", /no "IPv6Network".*"EnableIPv6": true/);
+
+    const dualDns = dualInventory();
+    const dns = dualDns.services.find((s) => s.namespace === "kube-system" && s.name === "kube-dns")!;
+    Object.assign(dns, { clusterIPs: [dns.clusterIP, "fd00:10:96::a"], ipFamilies: ["IPv4", "IPv6"] });
+    refusal(dualDns, () => {}, "dns.service", /holds 10\.96\.0\.10 and fd00:10:96::a.*kubectl -n kube-system patch service kube-dns.*"SingleStack"/);
+
+    const calico = dualInventory();
+    calico.cni = { detected: "calico", calicoPools: [{ name: "default-ipv4-ippool", cidr: "10.244.0.0/16", blockSize: 26 }] } as Inventory["cni"];
+    calico.nodes = calico.nodes.map((n) => ({ ...n, podCIDRs: [n.podCIDR!] }));
+    calico.kubeProxy = { clusterCIDR: "10.244.0.0/16", mode: "iptables" } as Inventory["kubeProxy"];
+    calico.kubeadmConfig = { ...calico.kubeadmConfig!, podSubnet: "10.244.0.0/16", serviceSubnet: "10.96.0.0/12" };
+    calico.services = calico.services.filter((s) => s.namespace !== "mixed");
+    const addV6 = (v: Record<string, unknown>) => {
+      v.cni = "calico";
+      v.serviceCidr = { from: "10.96.0.0/12", to: ["10.96.0.0/12", V6.serviceTo] };
+      v.podCidr = { from: "10.244.0.0/16", to: ["10.244.0.0/16", V6.podTo], nodeMaskSize: { ipv4: 24, ipv6: 64 } };
+    };
+    refusal(calico, addV6, "podCidr.to", /adds IPv6 pod range fd00:10:48::\/56, but Calico has no IPv6 IPPool there.*FELIX_IPV6SUPPORT/);
+    calico.cni.calicoPools.push({ name: "default-ipv6-ippool", cidr: V6.podTo, blockSize: 122 } as Inventory["cni"]["calicoPools"][number]);
+    assert.equal(buildPlan(dualConfig(calico, addV6), calico).secondFamily?.role, "add", "with the IPv6 pool there, adding the family is planned");
   });
 });
