@@ -1,7 +1,7 @@
 import { CONFIG_NAMESPACE } from "../config/configReader";
 import { ConfigProblem } from "../config/errors";
 import { MigrationConfig } from "../config/migrationConfig";
-import { cidrContains, familyOf } from "../net/cidr";
+import { cidrContains, cidrsOverlap, familyOf } from "../net/cidr";
 import { serviceRefKey } from "../serviceMove/serviceRef";
 import { Inventory } from "./inventory";
 import { Plan } from "./planModel";
@@ -24,9 +24,14 @@ export function dualStackRefusals(config: MigrationConfig, inventory: Inventory,
     fail("cni", `is Cilium, whose cluster-pool ${second.family} range (cluster-pool-ipv6-cidr) this version does not edit; move a dual-stack Cilium cluster's pod ranges by hand, or run single-stack`);
   }
   if (plan.cni === "calico") {
-    const added = second.role === "add" && !inventory.cni.calicoPools.some((p) => familyOf(p.cidr) === second.family && cidrContains(second.podCidr.to, p.cidr));
-    if (added) {
-      fail("podCidr.to", `adds ${second.family} pod range ${second.podCidr.to}, but Calico has no ${second.family} IPPool there; enable ${second.family} in Calico first (FELIX_IPV6SUPPORT and CALICO_IPV6POOL_CIDR=${second.podCidr.to} on calico-node, or the Installation's ipPools), then re-run`);
+    // Calico's dual-stack layout is one pool per family: the second family's pool in its old range, or (a re-run, or an
+    // added family) in its new one
+    const { from, to } = second.podCidr;
+    const hasPool = inventory.cni.calicoPools.some((p) => familyOf(p.cidr) === second.family && (cidrContains(to, p.cidr) || (from !== undefined && cidrsOverlap(from, p.cidr))));
+    if (!hasPool && second.role === "add") {
+      fail("podCidr.to", `adds ${second.family} pod range ${to}, but Calico has no ${second.family} IPPool there; enable ${second.family} in Calico first (FELIX_IPV6SUPPORT and CALICO_IPV6POOL_CIDR=${to} on calico-node, or the Installation's ipPools), then re-run`);
+    } else if (!hasPool) {
+      fail("podCidr.from", `lists ${second.family} pod range ${from}, but Calico has no ${second.family} IPPool in it (or in ${to}), so Calico does not hand out ${second.family} pod addresses; check podCidr.from against \`kubectl get ippools\`, or run single-stack`);
     }
   }
   if (plan.cni === "flannel" && second.family === "IPv6" && !inventory.cni.flannelIpv6Network) {

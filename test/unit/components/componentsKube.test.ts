@@ -12,6 +12,8 @@ import { parse, parseAllDocuments } from "yaml";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { CalicoIPPool, CalicoOldPoolRemoval } from "../../../components/calicoIPPool";
+import { calicoPoolMove } from "../../../components/calicoPoolMove";
+import { Plan } from "../../../lib/plan/planModel";
 import { CiliumConfig } from "../../../components/ciliumConfig";
 import { ClusterConfig, kubeletConfigMapName } from "../../../components/clusterConfig";
 import { FlannelConfig } from "../../../components/flannelConfig";
@@ -153,6 +155,36 @@ describe("CalicoIPPool and CalicoOldPoolRemoval (under mocks)", () => {
     assert.equal(removal.inputs.poolName, "default-ipv4-ippool");
     assert.equal(removal.inputs.poolCidr, "10.244.0.0/16");
     assert.ok(!plaintextOf(removal.rawInputs).includes("admin-credentials-here"), "the kubeconfig must be a secret on the wire");
+  });
+
+  it("a dual-stack run (issue 17) moves one pool per family, each with its own settings, names kept apart", async () => {
+    const v6Pool = { name: "default-ipv6-ippool", cidr: "fd00:10:244::/56", blockSize: 122, ipipMode: "Never", vxlanMode: "Never", natOutgoing: false, nodeSelector: "all()" };
+    const inventory = { cni: { detected: "calico", calicoPools: [oldPool, v6Pool] } } as unknown as Inventory;
+    const plan = {
+      cni: "calico",
+      podCidr: { from: "10.244.0.0/16", to: "10.48.0.0/16", nodeMaskSize: 24 },
+      calicoPools: { management: "manifest", newPool: "cidr-migration-10-48-0-0-16", reason: "no Tigera operator Installation" },
+      secondFamily: { family: "IPv6", role: "move", serviceCidr: { from: "fd00:10:96::/112", to: "fd00:10:112::/112" }, podCidr: { from: "fd00:10:244::/56", to: "fd00:10:48::/56", nodeMaskSize: 64 } },
+    } as unknown as Plan;
+    const graph = await captureGraph(() => {
+      const provider = new k8s.Provider("cluster", { kubeconfig: "apiVersion: v1\nkind: Config\n" });
+      const move = calicoPoolMove({ plan, inventory, kubeconfig: pulumi.secret("k"), provider });
+      for (const half of [move.pools, move.removal, move.otherFamily?.pools, move.otherFamily?.removal]) {
+        assert.equal(typeof half, "function", "each family has both halves");
+        (half as (o: pulumi.ComponentResourceOptions) => pulumi.Resource)({});
+      }
+    });
+    assert.equal(graph.named("calico-pool-new").inputs.spec.cidr, "10.48.0.0/16");
+    assert.deepEqual(graph.named("calico-pool-ipv6-new").inputs.spec, { cidr: "fd00:10:48::/56", blockSize: 122, ipipMode: "Never", vxlanMode: "Never", natOutgoing: false, nodeSelector: "all()", disabled: false });
+    assert.equal(graph.named("calico-pool-ipv6-disable-old").inputs.metadata.name, "default-ipv6-ippool");
+    assert.deepEqual(
+      graph.ofType("pulumi-nodejs:dynamic/cidr-migration:CalicoPoolRemoval").map((r) => [r.name, r.inputs.poolName, r.inputs.poolCidr]).sort(),
+      [["calico-old-pool-check-and-delete", "default-ipv4-ippool", "10.244.0.0/16"], ["calico-old-pool-ipv6-check-and-delete", "default-ipv6-ippool", "fd00:10:244::/56"]],
+    );
+    // a re-run after one family's old pool went: only the other family is left to do
+    const later = calicoPoolMove({ plan, inventory: { cni: { detected: "calico", calicoPools: [v6Pool] } } as unknown as Inventory, kubeconfig: "k", provider: undefined as never });
+    assert.match(String(later.pools), /no Calico IPPool in 10\.244\.0\.0\/16 \(moved already\)/);
+    assert.equal(typeof later.otherFamily?.removal, "function");
   });
 
   it("validates its arguments", () => {

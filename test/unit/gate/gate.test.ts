@@ -201,6 +201,26 @@ describe("gate: judging a preview against the plan", () => {
     assert.deepEqual(codes(judgePreview(digest, reviewed).reasons), ["SERVICE_MOVES_UNKNOWN"]);
   });
 
+  it("a dual-stack Service (issue 17): its second ClusterIP moves as the plan says, or the gate fails", () => {
+    const digest = preview("pass.json");
+    const reviewed = plan();
+    const web = reviewed.services.find((sv) => sv.namespace === "shop" && sv.name === "web")!;
+    web.oldClusterIPs = [web.oldClusterIP!, "fd00:10:96::7"];
+    web.newClusterIPs = [web.newClusterIP!, "fd00:10:112::7"];
+    const moves = byName(digest, "services-bulk").newState!.inputs!.moves as Record<string, Record<string, unknown>>;
+    const judged = () => judgePreview(digest, reviewed).reasons.map((r) => `${r.code} ${r.object}: ${r.message}`);
+    assert.match(judged().join("\n"), /SERVICE_IP_DIFFERS Service shop\/web: the preview moves only its first ClusterIP, and the plan moves its second too \(fd00:10:96::7 -> fd00:10:112::7\)/);
+    moves["shop/web"].otherFamily = { fromIP: "fd00:10:96::7", toIP: "fd00:10:112::7" };
+    assert.deepEqual(judged(), []);
+    moves["shop/web"].otherFamily = { fromIP: "fd00:10:96::7", toIP: "fd00:10:112::99" };
+    assert.match(judged().join("\n"), /SERVICE_IP_DIFFERS Service shop\/web: the preview re-creates its second ClusterIP at fd00:10:112::99, the plan at fd00:10:112::7/);
+    moves["shop/web"].otherFamily = { fromIP: "fd00:10:96::7", toIP: UNKNOWN_VALUE };
+    assert.match(judged().join("\n"), /SERVICE_IP_UNKNOWN Service shop\/web: its second ClusterIP is unknown at preview time/);
+    web.newClusterIPs = web.oldClusterIPs;
+    moves["shop/web"].otherFamily = { fromIP: "fd00:10:96::7", toIP: "fd00:10:112::7" };
+    assert.match(judged().join("\n"), /SERVICE_IP_DIFFERS Service shop\/web: the preview also moves its second ClusterIP to fd00:10:112::7, but the plan keeps fd00:10:96::7/);
+  });
+
   it("fails when a move starts from another IP than the plan's (the plan is stale)", () => {
     const digest = preview("pass.json");
     (byName(digest, "services-bulk").newState!.inputs!.moves as Record<string, { fromIP: string }>)["shop/legacy"].fromIP = "10.96.0.21";

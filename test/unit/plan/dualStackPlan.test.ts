@@ -179,5 +179,8 @@ describe("lib/plan: dual-stack plans (issue 17)", () => {
     refusal(calico, addV6, "podCidr.to", /adds IPv6 pod range fd00:10:48::\/56, but Calico has no IPv6 IPPool there.*FELIX_IPV6SUPPORT/);
     calico.cni.calicoPools.push({ name: "default-ipv6-ippool", cidr: V6.podTo, blockSize: 122 } as Inventory["cni"]["calicoPools"][number]);
     assert.equal(buildPlan(dualConfig(calico, addV6), calico).secondFamily?.role, "add", "with the IPv6 pool there, adding the family is planned");
+    // moving both families: Calico must hold an IPv6 pool in the old range (or, re-run, the new)
+    calico.cni.calicoPools.pop();
+    refusal(calico, (v) => { v.cni = "calico"; }, "podCidr.from", /lists IPv6 pod range fd00:10:244::\/56, but Calico has no IPv6 IPPool in it/);
   });
 });

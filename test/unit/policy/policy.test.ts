@@ -106,6 +106,16 @@ describe("policy rules (pure)", () => {
     assert.match(ipPoolProblems("bad", { cidr: "10.48.0.1/16" }, "10.48.0.0/16")[0], /has host bits set: did you mean 10\.48\.0\.0\/16/);
   });
 
+  it("a dual-stack pair (issue 17): each pool inside its own family's new range; a family the pair lacks is named", () => {
+    const pair = "10.48.0.0/16,fd00:10:48::/56";
+    assert.deepEqual(ipPoolProblems("v4", { cidr: "10.48.0.0/16" }, pair), []);
+    assert.deepEqual(ipPoolProblems("v6", { cidr: "fd00:10:48::/56", blockSize: 122 }, pair), []);
+    assert.deepEqual(ipPoolProblems("v6-old", { cidr: "fd00:10:244::/56" }, pair), [
+      "IPPool v6-old: spec.cidr fd00:10:244::/56 is not inside the new pod range fd00:10:48::/56; create the pool in the new range (config podCidr.to)",
+    ]);
+    assert.match(ipPoolProblems("v6", { cidr: "fd00:10:48::/56" }, "10.48.0.0/16")[0], /is IPv6, and the new pod range 10\.48\.0\.0\/16 has no IPv6 range; pass both ranges/);
+  });
+
   it("fails closed on an IPPool whose range is unknown at preview time or a pack run without podCidr config", () => {
     assert.match(ipPoolProblems("p", { cidr: UNKNOWN_VALUE }, "10.48.0.0/16")[0], /spec\.cidr is unknown at preview time/);
     assert.match(ipPoolProblems("p", UNKNOWN_VALUE, "10.48.0.0/16")[0], /spec is missing or unknown/);
