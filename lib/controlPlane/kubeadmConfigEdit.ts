@@ -8,7 +8,7 @@
  *
  * API: `setKubeadmNetworking(clusterConfiguration, { podSubnet?, serviceSubnet? }, source?)` →
  * `{ text, changed, before: { podSubnet?, serviceSubnet? } }`. Only the named values change (lib/yaml/yamlMapEdit,
- * lossless); a missing key is added under `networking` (kubeadm leaves podSubnet out when the cluster was made
+ * lossless; each one range or a dual-stack pair, comma-separated); a missing key is added under `networking` (kubeadm leaves podSubnet out when the cluster was made
  * without --pod-network-cidr). Refused: a text that is not a ClusterConfiguration, or has no `networking` mapping.
  *
  * A range flag an operator set in `apiServer.extraArgs` or `controllerManager.extraArgs` wins over `networking` when
@@ -16,7 +16,7 @@
  * `{name, value}` (1.31+) or the v1beta3 mapping. None is added: kubeadm derives the flags from `networking`.
  */
 import { isMap, isSeq, parseDocument, YAMLMap, YAMLSeq } from "yaml";
-import { normalizeCidr } from "../net/cidr";
+import { isRangeList, normalizeRangeList } from "../net/rangeList";
 import { UserError } from "../config/errors";
 import { YamlEditError } from "../yaml/yamlCstEdit";
 import { MapScalarEdit, editMapScalars, readMapScalar } from "../yaml/yamlMapEdit";
@@ -34,13 +34,15 @@ export interface KubeadmNetworkingEdit {
   before: KubeadmNetworking;
 }
 
+/** One range, or a dual-stack pair comma-separated (kubeadm's own form for both fields). */
 function cidrValue(value: string, field: string, source: string): string {
   let cidr: string;
   try {
-    cidr = normalizeCidr(value);
+    cidr = normalizeRangeList(value);
   } catch (error) {
-    throw new UserError(`${source}: ${field} "${value}" is not a CIDR (${(error as Error).message})`);
+    throw new UserError(`${source}: ${field} "${value}" is not a CIDR or a dual-stack pair of CIDRs (${(error as Error).message})`);
   }
+  if (!isRangeList(cidr)) throw new UserError(`${source}: ${field} "${value}" is not one range or a pair of one IPv4 and one IPv6 range`);
   if (cidr !== value) throw new UserError(`${source}: ${field} "${value}" is not in normal form; pass "${cidr}"`);
   return cidr;
 }
@@ -94,10 +96,10 @@ function extraArgEdits(clusterConfiguration: string, wanted: KubeadmNetworking):
       if (isSeq(extraArgs)) {
         // v1beta4: [{name, value}]; a flag may repeat, and every occurrence follows
         (extraArgs as YAMLSeq).items.forEach((item, index) => {
-          if (isMap(item) && (item as YAMLMap).get("name") === flag) edits.push({ path: [component, "extraArgs", index, "value"], value: normalizeCidr(value) });
+          if (isMap(item) && (item as YAMLMap).get("name") === flag) edits.push({ path: [component, "extraArgs", index, "value"], value: normalizeRangeList(value) });
         });
       } else if (isMap(extraArgs) && (extraArgs as YAMLMap).has(flag)) {
-        edits.push({ path: [component, "extraArgs", flag], value: normalizeCidr(value) });
+        edits.push({ path: [component, "extraArgs", flag], value: normalizeRangeList(value) });
       }
     }
   }

@@ -98,8 +98,10 @@ export function judgeNodeOrder(steps: readonly PreviewStep[], plan: Plan): { rea
   }
   const subnetSeen = new Set<string>();
   for (const r of active) {
-    const planned = moving.get(r.node);
-    if (!planned || r.plannedPodCIDR === undefined) continue;
+    const entry = moving.get(r.node);
+    if (!entry || r.plannedPodCIDR === undefined) continue;
+    // a dual-stack node's subnets, as the rollout carries them: comma-separated, primary family first
+    const planned = { newPodCIDR: entry.newPodCIDRs?.join(",") ?? entry.newPodCIDR };
     // Several steps of one node carry the subnet (drain, rejoin): one reason per node and value.
     if (subnetSeen.has(`${r.node} ${r.plannedPodCIDR}`)) continue;
     subnetSeen.add(`${r.node} ${r.plannedPodCIDR}`);

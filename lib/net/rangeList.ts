@@ -1,4 +1,4 @@
-import { cidrContains, familyOf, isCidr } from "./cidr";
+import { cidrContains, familyOf, isCidr, normalizeCidr } from "./cidr";
 
 /**
  * A range list as --service-cluster-ip-range takes it: one CIDR, or a dual-stack pair comma-separated (one IPv4 and
@@ -21,4 +21,9 @@ export function rangeForFamilyOf(list: string, ip: string): string | undefined {
 export function inRangeList(list: string, ip: string): boolean {
   const range = rangeForFamilyOf(list, ip);
   return range !== undefined && cidrContains(range, ip);
+}
+
+/** Each range of the list in normal form, in its order; throws on a range that is not a CIDR. */
+export function normalizeRangeList(list: string): string {
+  return list.split(",").map((range) => normalizeCidr(range.trim())).join(",");
 }

@@ -10,7 +10,7 @@ import {
 } from "@kubernetes/client-node";
 import * as fs from "fs";
 import * as path from "path";
-import { parse, stringify } from "yaml";
+import { parse, parseDocument, stringify } from "yaml";
 import { registerNode, waitForPodCIDR } from "./kubelet";
 import { apiserverFeatureGates, resolveTestBedVersion } from "./kubeVersion";
 import { sleep } from "./processes";
@@ -364,8 +364,13 @@ async function createCalicoObjects(kc: KubeConfig): Promise<Omit<SeededWorkload[
 }
 
 /** kubeadm's kube-proxy ConfigMap: the fixture's config.conf plus the kubeconfig.conf kubeadm writes beside it. */
-function kubeProxyConfigMap(): { data: Record<string, string>; labels: Record<string, string> } {
+function kubeProxyConfigMap(ranges?: SeededRanges): { data: Record<string, string>; labels: Record<string, string> } {
     const source = parse(fixture("kube-proxy-cm-trimmed-clustercidr.yaml")) as { data: Record<string, string> };
+    if (ranges) {
+        const conf = parseDocument(source.data["config.conf"]);
+        conf.set("clusterCIDR", ranges.podSubnet);
+        source.data["config.conf"] = conf.toString();
+    }
     const kubeconfig = stringify({
         apiVersion: "v1", kind: "Config",
         clusters: [{ cluster: { "certificate-authority": "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt", server: `https://${CONTROL_PLANE_ENDPOINT}` }, name: "default" }],
@@ -377,9 +382,10 @@ function kubeProxyConfigMap(): { data: Record<string, string>; labels: Record<st
 }
 
 /** kubeadm's kubeadm-config: the fixture's ClusterConfiguration, pointed at this cluster's endpoint and version. */
-function kubeadmConfigMap(): { data: Record<string, string>; labels: Record<string, string> } {
+function kubeadmConfigMap(ranges?: SeededRanges): { data: Record<string, string>; labels: Record<string, string> } {
     const source = parse(fixture("kubeadm-config-cm-v1beta3-v1.28.yaml")) as { data: Record<string, string> };
     const clusterConfiguration = parse(source.data.ClusterConfiguration) as Record<string, unknown>;
+    if (ranges) Object.assign(clusterConfiguration.networking as Record<string, unknown>, ranges);
     clusterConfiguration.controlPlaneEndpoint = CONTROL_PLANE_ENDPOINT;
     clusterConfiguration.kubernetesVersion = KUBE_VERSION;
     return { data: { ClusterConfiguration: stringify(clusterConfiguration) }, labels: {} };
@@ -390,9 +396,13 @@ function kubeletConfigMap(): { data: Record<string, string>; labels: Record<stri
     return { data: { kubelet: fixture("var-lib-kubelet-config-yaml-v1.25-clusterdns.yaml") }, labels: {} };
 }
 
-async function createConfigMaps(kc: KubeConfig): Promise<SeededConfigMap[]> {
+/** The ranges kubeadm-config and kube-proxy list, when not the sandbox's own (a dual-stack pair, comma-separated). */
+export interface SeededRanges { serviceSubnet: string; podSubnet: string }
+
+/** kubeadm's three ConfigMaps in kube-system, on the sandbox's ranges or `ranges`. */
+export async function createConfigMaps(kc: KubeConfig, ranges?: SeededRanges): Promise<SeededConfigMap[]> {
     const core = kc.makeApiClient(CoreV1Api);
-    const maps = { "kube-proxy": kubeProxyConfigMap(), "kubeadm-config": kubeadmConfigMap(), "kubelet-config": kubeletConfigMap() };
+    const maps = { "kube-proxy": kubeProxyConfigMap(ranges), "kubeadm-config": kubeadmConfigMap(ranges), "kubelet-config": kubeletConfigMap() };
     const seeded: SeededConfigMap[] = [];
     for (const [name, { data, labels }] of Object.entries(maps)) {
         await core.createNamespacedConfigMap({ namespace: "kube-system", body: { metadata: { name, namespace: "kube-system", labels }, data } });
