@@ -6,15 +6,15 @@ import * as pulumi from "@pulumi/pulumi";
 import { ApiserverCerts } from "./components/apiserverCerts";
 import { calicoPoolMove } from "./components/calicoPoolMove";
 import { CiliumConfig } from "./components/ciliumConfig";
-import { ClusterConfig, kubeletConfigMapName } from "./components/clusterConfig";
-import { useConfigMapReader } from "./components/liveConfigMaps";
+import { ClusterConfig, clusterConfigEdits, kubeletConfigMapName } from "./components/clusterConfig";
+import { checkLiveKeyEdits, useConfigMapReader } from "./components/liveConfigMaps";
 import { liveConfigMapKey } from "./components/systemObjectPatch";
 import { ControlPlane, EnableCidrAllocation } from "./components/controlPlane";
 import { ControlPlaneStart } from "./components/controlPlaneRewrite";
 import { declareRewriteWindow } from "./components/etcdRewriteWindow";
 import { DnsFinalSwap, DnsTemporaryService } from "./components/dnsContinuity";
-import { FlannelConfig } from "./components/flannelConfig";
-import { KubeProxyConfig } from "./components/kubeProxyConfig";
+import { FlannelConfig, flannelConfigEdit } from "./components/flannelConfig";
+import { KubeProxyConfig, kubeProxyConfigEdit } from "./components/kubeProxyConfig";
 import { NodeRollout } from "./components/nodeRollout";
 import { PlanOrder } from "./components/planOrder";
 import { readStackConfig, secretInput } from "./components/stackConfig";
@@ -62,6 +62,24 @@ export = async () => {
     etcdKey: secretInput(config.etcd.key, "cidr-migration:etcd.key"),
   };
 
+  // each one range, or a dual-stack pair comma-separated, as the flags and kubeadm list them
+  const ranges = rangeLists(config);
+  // The system ConfigMaps' edits, tried on what the cluster holds before any resource exists: one a component would
+  // refuse inside the graph hangs the run instead of failing it (components/liveConfigMaps.ts).
+  const clusterConfigArgs = {
+    podCidr: ranges.pod.to,
+    serviceCidr: ranges.service.to,
+    clusterDns: [plan.dns.newClusterIP],
+    kubeletConfigMapName: inventory.kubeletConfig?.configMapName ?? kubeletConfigMapName(inventory.serverVersion),
+    patchKubeletConfig: inventory.kubeletConfig !== undefined,
+  };
+  const flannelNetworks = { transition: flannelTransitionNetwork(ranges.pod), final: ranges.pod.to };
+  await userErrorsAsRunErrors(() => checkLiveKeyEdits([
+    ...clusterConfigEdits(clusterConfigArgs),
+    kubeProxyConfigEdit({ podCidr: ranges.pod.to }),
+    ...(plan.cni === "flannel" ? [flannelConfigEdit({ podCidr: flannelNetworks.transition }), flannelConfigEdit({ podCidr: flannelNetworks.final })] : []),
+  ]));
+
   // Each resource names the plan steps it carries out; order.check() proves the graph keeps the plan's order.
   const order = new PlanOrder(plan);
   const stepsUnder = (prefix: string, except?: (id: string) => boolean) => order.steps((id) => id.startsWith(prefix) && !except?.(id));
@@ -85,8 +103,6 @@ export = async () => {
   // 3-5. the control plane and the Services: through the API (recreate), or in etcd while the apiservers are stopped
   //      (etcd-rewrite). Either way, what follows waits for `servicesMoved`.
   const serviceMoves = serviceMovesFromPlan(plan);
-  // each one range, or a dual-stack pair comma-separated, as the flags and kubeadm list them
-  const ranges = rangeLists(config);
   const serviceCidrRange = { kubeconfig, ...ranges.service };
   const dns = { namespace: plan.dns.namespace, name: plan.dns.name };
   const rewrite = config.services.strategy === "etcd-rewrite";
@@ -152,13 +168,7 @@ export = async () => {
   const kube = { provider: cluster };
 
   // 6. cluster config: kubeadm-config keeps the new ranges for later upgrades; kubelet-config points at the stand-in.
-  const clusterConfig = order.declare("cluster-config", stepsUnder("cluster-config/"), [servicesMoved], (o) => new ClusterConfig("cluster-config", {
-    podCidr: ranges.pod.to,
-    serviceCidr: ranges.service.to,
-    clusterDns: [plan.dns.newClusterIP],
-    kubeletConfigMapName: inventory.kubeletConfig?.configMapName ?? kubeletConfigMapName(inventory.serverVersion),
-    patchKubeletConfig: inventory.kubeletConfig !== undefined,
-  }, { ...kube, ...o }));
+  const clusterConfig = order.declare("cluster-config", stepsUnder("cluster-config/"), [servicesMoved], (o) => new ClusterConfig("cluster-config", clusterConfigArgs, { ...kube, ...o }));
 
   // 7. CNI: the new pool before any node rolls (Calico: as IPPools, or through the Tigera operator's Installation).
   const cniSteps = (...except: string[]) => stepsUnder(`cni/${plan.cni}/`, (id) => except.includes(id));
@@ -176,7 +186,7 @@ export = async () => {
         ...(typeof otherPools?.pools === "function" ? [order.declare("calico-pool-other-family", [], [clusterConfig], otherPools.pools)] : []),
       ]
       : plan.cni === "flannel"
-        ? [order.declare("flannel", cniSteps(...flannelFinalSteps), [clusterConfig], (o) => new FlannelConfig("flannel", { podCidr: flannelTransitionNetwork(ranges.pod), runId, restart: !rewrite }, { ...kube, ...o }))]
+        ? [order.declare("flannel", cniSteps(...flannelFinalSteps), [clusterConfig], (o) => new FlannelConfig("flannel", { podCidr: flannelNetworks.transition, runId, restart: !rewrite }, { ...kube, ...o }))]
         : plan.cni === "cilium"
           ? [order.declare("cilium", cniSteps(), [clusterConfig], (o) => new CiliumConfig("cilium", { podCidr: config.podCidr.to, nodeMaskSize: config.podCidr.nodeMaskSize, runId }, { ...kube, ...o }))]
           : [];
@@ -234,7 +244,7 @@ export = async () => {
 
   // 10. flannel's Network becomes the new range once no Node holds an old podCIDR (its restart needs that).
   const flannelFinal = plan.cni === "flannel"
-    ? order.declare("flannel-final", flannelFinalSteps, [kubeProxy], (o) => new FlannelConfig("flannel-final", { podCidr: ranges.pod.to, runId: `${runId}-final` }, { ...kube, ...o }))
+    ? order.declare("flannel-final", flannelFinalSteps, [kubeProxy], (o) => new FlannelConfig("flannel-final", { podCidr: flannelNetworks.final, runId: `${runId}-final` }, { ...kube, ...o }))
     : undefined;
 
   // 11. the old Calico pool goes only once no IPAM block or affinity is left in it.

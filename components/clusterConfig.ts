@@ -18,6 +18,7 @@ import { isIpAddress } from "../lib/net/cidr";
 import { KUBEADM_CLUSTER_CONFIGURATION_KEY, setKubeadmNetworking } from "../lib/controlPlane/kubeadmConfigEdit";
 import { editKubeletClusterDns } from "../lib/remote/scripts/setKubeletClusterDns";
 import { checkRangeList } from "./controlPlane";
+import { LiveKeyEdit } from "./liveConfigMaps";
 import { liveConfigMapKey, patchMetadata } from "./systemObjectPatch";
 import { withParentDependsOn } from "./parentDependsOn";
 
@@ -45,6 +46,26 @@ export function kubeletConfigMapName(serverVersion: { major: string; minor: stri
   return major > 1 || minor >= 23 ? "kubelet-config" : `kubelet-config-${major}.${minor}`;
 }
 
+/**
+ * kubeadm-config's networking edit, and kubelet-config's clusterDNS edit unless patchKubeletConfig is false (index.ts
+ * runs them once before the graph: liveConfigMaps.checkLiveKeyEdits).
+ */
+export function clusterConfigEdits(args: ClusterConfigArgs): LiveKeyEdit[] {
+  const namespace = "kube-system";
+  const kubeadmConfig = args.kubeadmConfigMapName ?? "kubeadm-config";
+  const kubeletConfig = args.kubeletConfigMapName ?? "kubelet-config";
+  const networking = { podSubnet: args.podCidr, serviceSubnet: args.serviceCidr };
+  const kubeadm: LiveKeyEdit = {
+    namespace, configMap: kubeadmConfig, key: KUBEADM_CLUSTER_CONFIGURATION_KEY,
+    edit: (text) => setKubeadmNetworking(text, networking, `${namespace}/${kubeadmConfig} ${KUBEADM_CLUSTER_CONFIGURATION_KEY}`).text,
+  };
+  const kubelet: LiveKeyEdit = {
+    namespace, configMap: kubeletConfig, key: KUBELET_CONFIG_KEY,
+    edit: (text) => editKubeletClusterDns(text, args.clusterDns, `${namespace}/${kubeletConfig} ${KUBELET_CONFIG_KEY}`).text,
+  };
+  return args.patchKubeletConfig ?? true ? [kubeadm, kubelet] : [kubeadm];
+}
+
 export class ClusterConfig extends pulumi.ComponentResource {
   readonly kubeadmConfigPatch: k8s.core.v1.ConfigMapPatch;
   readonly kubeletConfigPatch?: k8s.core.v1.ConfigMapPatch;
@@ -57,27 +78,21 @@ export class ClusterConfig extends pulumi.ComponentResource {
     super("cidr-migration:clusterConfig:ClusterConfig", name, {}, opts);
     const podSubnet = checkRangeList(args.podCidr, "podCidr", this);
     const serviceSubnet = checkRangeList(args.serviceCidr, "serviceCidr", this);
-    const patchKubelet = args.patchKubeletConfig ?? true;
-    if (patchKubelet && (!Array.isArray(args.clusterDns) || args.clusterDns.length === 0 || !args.clusterDns.every(isIpAddress))) {
+    if ((args.patchKubeletConfig ?? true) && (!Array.isArray(args.clusterDns) || args.clusterDns.length === 0 || !args.clusterDns.every(isIpAddress))) {
       throw new pulumi.ResourceError(`clusterDns ${JSON.stringify(args.clusterDns)} must be a non-empty list of IPs; pass [plan.dns.newClusterIP]`, this);
     }
-    const namespace = "kube-system";
-    const kubeadmConfig = args.kubeadmConfigMapName ?? "kubeadm-config";
-    this.liveClusterConfiguration = liveConfigMapKey({ namespace, configMap: kubeadmConfig, key: KUBEADM_CLUSTER_CONFIGURATION_KEY });
-    this.clusterConfiguration = this.liveClusterConfiguration.apply((text) =>
-      setKubeadmNetworking(text, { podSubnet, serviceSubnet }, `${namespace}/${kubeadmConfig} ${KUBEADM_CLUSTER_CONFIGURATION_KEY}`).text);
+    const [kubeadm, kubelet] = clusterConfigEdits({ ...args, podCidr: podSubnet, serviceCidr: serviceSubnet });
+    this.liveClusterConfiguration = liveConfigMapKey(kubeadm);
+    this.clusterConfiguration = this.liveClusterConfiguration.apply(kubeadm.edit);
     this.kubeadmConfigPatch = new k8s.core.v1.ConfigMapPatch(`${name}-kubeadm`, {
-      metadata: patchMetadata(namespace, kubeadmConfig),
-      data: { [KUBEADM_CLUSTER_CONFIGURATION_KEY]: this.clusterConfiguration },
+      metadata: patchMetadata(kubeadm.namespace, kubeadm.configMap),
+      data: { [kubeadm.key]: this.clusterConfiguration },
     }, { parent: this, retainOnDelete: true, dependsOn: withParentDependsOn(opts) });
 
-    if (patchKubelet) {
-      const kubeletConfig = args.kubeletConfigMapName ?? "kubelet-config";
-      const liveKubelet = liveConfigMapKey({ namespace, configMap: kubeletConfig, key: KUBELET_CONFIG_KEY });
-      const kubelet = liveKubelet.apply((text) => editKubeletClusterDns(text, args.clusterDns, `${namespace}/${kubeletConfig} ${KUBELET_CONFIG_KEY}`).text);
+    if (kubelet) {
       this.kubeletConfigPatch = new k8s.core.v1.ConfigMapPatch(`${name}-kubelet`, {
-        metadata: patchMetadata(namespace, kubeletConfig),
-        data: { [KUBELET_CONFIG_KEY]: kubelet },
+        metadata: patchMetadata(kubelet.namespace, kubelet.configMap),
+        data: { [kubelet.key]: liveConfigMapKey(kubelet).apply(kubelet.edit) },
       }, { parent: this, retainOnDelete: true, dependsOn: withParentDependsOn(opts) });
     }
     this.registerOutputs({ clusterConfiguration: this.clusterConfiguration });

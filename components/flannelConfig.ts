@@ -20,6 +20,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { FLANNEL_NET_CONF_KEY, setFlannelNetwork } from "../lib/podNetwork/flannelNetConf";
 import { checkRunIdOf, configMapEditThenRestart } from "./configMapEditThenRestart";
 import { checkRangeList } from "./controlPlane";
+import { LiveKeyEdit } from "./liveConfigMaps";
 import { configMapKey } from "./systemObjectPatch";
 
 export interface FlannelConfigArgs {
@@ -41,6 +42,14 @@ export interface FlannelConfigArgs {
   restart?: boolean;
 }
 
+/** The Network edit of flannel's net-conf.json (index.ts runs it once before the graph: liveConfigMaps.checkLiveKeyEdits). */
+export function flannelConfigEdit(args: Pick<FlannelConfigArgs, "podCidr" | "namespace" | "configMapName">): LiveKeyEdit {
+  const namespace = args.namespace ?? "kube-flannel";
+  const configMap = args.configMapName ?? "kube-flannel-cfg";
+  const key = FLANNEL_NET_CONF_KEY;
+  return { namespace, configMap, key, edit: (t) => setFlannelNetwork(t, args.podCidr, `${namespace}/${configMap} ${key}`).text };
+}
+
 export class FlannelConfig extends pulumi.ComponentResource {
   readonly configPatch: k8s.core.v1.ConfigMapPatch;
   readonly restart?: k8s.apps.v1.DaemonSetPatch;
@@ -51,15 +60,13 @@ export class FlannelConfig extends pulumi.ComponentResource {
     super("cidr-migration:flannelConfig:FlannelConfig", name, {}, opts);
     const podCidr = checkRangeList(args.podCidr, "podCidr", this);
     checkRunIdOf(args.runId, this);
-    const namespace = args.namespace ?? "kube-flannel";
-    const configMap = args.configMapName ?? "kube-flannel-cfg";
+    const edit = flannelConfigEdit({ ...args, podCidr });
     const step = configMapEditThenRestart(this, name, {
-      namespace,
-      configMap,
+      namespace: edit.namespace,
+      configMap: edit.configMap,
       edit: (live) => {
-        const key = FLANNEL_NET_CONF_KEY;
-        const text = configMapKey(live, { namespace, configMap, key }).apply((t) => setFlannelNetwork(t, podCidr, `${namespace}/${configMap} ${key}`).text);
-        return { edited: text, data: { [key]: text } };
+        const text = configMapKey(live, edit).apply(edit.edit);
+        return { edited: text, data: { [edit.key]: text } };
       },
       restart: args.restart === false ? undefined : { kind: "DaemonSet", name: args.daemonSetName ?? "kube-flannel-ds", suffix: "restart" },
       runId: args.runId,

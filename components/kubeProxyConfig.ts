@@ -20,6 +20,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { KUBE_PROXY_CONFIG_KEY, setKubeProxyClusterCidr } from "../lib/podNetwork/kubeProxyConfigEdit";
 import { checkRunIdOf, configMapEditThenRestart } from "./configMapEditThenRestart";
 import { checkRangeList } from "./controlPlane";
+import { LiveKeyEdit } from "./liveConfigMaps";
 import { configMapKey } from "./systemObjectPatch";
 
 export interface KubeProxyConfigArgs {
@@ -37,6 +38,14 @@ export interface KubeProxyConfigArgs {
   daemonSetName?: string;
 }
 
+/** The clusterCIDR edit of kube-proxy's config (index.ts runs it once before the graph: liveConfigMaps.checkLiveKeyEdits). */
+export function kubeProxyConfigEdit(args: Pick<KubeProxyConfigArgs, "podCidr" | "namespace" | "configMapName" | "configKey">): LiveKeyEdit {
+  const namespace = args.namespace ?? "kube-system";
+  const configMap = args.configMapName ?? "kube-proxy";
+  const key = args.configKey ?? KUBE_PROXY_CONFIG_KEY;
+  return { namespace, configMap, key, edit: (t) => setKubeProxyClusterCidr(t, args.podCidr, `${namespace}/${configMap} ${key}`).text };
+}
+
 export class KubeProxyConfig extends pulumi.ComponentResource {
   readonly configPatch: k8s.core.v1.ConfigMapPatch;
   readonly restart: k8s.apps.v1.DaemonSetPatch;
@@ -47,15 +56,13 @@ export class KubeProxyConfig extends pulumi.ComponentResource {
     super("cidr-migration:kubeProxyConfig:KubeProxyConfig", name, {}, opts);
     const podCidr = checkRangeList(args.podCidr, "podCidr", this);
     checkRunIdOf(args.runId, this);
-    const namespace = args.namespace ?? "kube-system";
-    const configMap = args.configMapName ?? "kube-proxy";
-    const key = args.configKey ?? KUBE_PROXY_CONFIG_KEY;
+    const edit = kubeProxyConfigEdit({ ...args, podCidr });
     const step = configMapEditThenRestart(this, name, {
-      namespace,
-      configMap,
+      namespace: edit.namespace,
+      configMap: edit.configMap,
       edit: (live) => {
-        const text = configMapKey(live, { namespace, configMap, key }).apply((t) => setKubeProxyClusterCidr(t, podCidr, `${namespace}/${configMap} ${key}`).text);
-        return { edited: text, data: { [key]: text } };
+        const text = configMapKey(live, edit).apply(edit.edit);
+        return { edited: text, data: { [edit.key]: text } };
       },
       restart: { kind: "DaemonSet", name: args.daemonSetName ?? "kube-proxy", suffix: "restart" },
       runId: args.runId,

@@ -27,13 +27,43 @@ export interface LiveConfigMap {
 }
 
 export function liveConfigMap(namespace: string, name: string): LiveConfigMap {
+  return { namespace, name, data: pulumi.output(readLive(namespace, name)) };
+}
+
+/** The ConfigMap's data, read once per run; rejects with a RunError naming it when it does not exist. */
+function readLive(namespace: string, name: string): Promise<Record<string, string>> {
   const read = reader;
   if (!read) throw new Error("no ConfigMap reader: index.ts sets one from the kubeconfig before declaring the graph");
   const key = `${namespace}/${name}`;
   if (!reads.has(key)) reads.set(key, read(namespace, name));
-  const data = reads.get(key)!.then((d) => {
+  return reads.get(key)!.then((d) => {
     if (d === undefined) throw new pulumi.RunError(`ConfigMap ${namespace}/${name} does not exist; the migration edits it, so check the cluster (kubectl -n ${namespace} get cm ${name})`);
     return d;
   });
-  return { namespace, name, data: pulumi.output(data) };
+}
+
+/** One key of a live ConfigMap and the edit a component makes to it: pure, so running it twice gives the same text. */
+export interface LiveKeyEdit {
+  namespace: string;
+  configMap: string;
+  key: string;
+  edit: (text: string) => string;
+}
+
+/**
+ * Runs the graph's ConfigMap edits on what the cluster holds now; index.ts calls it before it declares any resource.
+ * An edit that refuses what it finds (a missing object or key, a value it cannot change safely) must stop the run
+ * here, as one readable error: inside the graph it fails a child resource whose URN then never resolves, and every
+ * step waiting on its component waits for ever (the Node SDK's behaviour; the preview hangs).
+ */
+export async function checkLiveKeyEdits(edits: readonly LiveKeyEdit[]): Promise<void> {
+  for (const e of edits) {
+    const text = (await readLive(e.namespace, e.configMap))[e.key];
+    if (text === undefined) throw new pulumi.RunError(missingKeyMessage(e));
+    e.edit(text);
+  }
+}
+
+export function missingKeyMessage(ref: { namespace: string; configMap: string; key: string }): string {
+  return `ConfigMap ${ref.namespace}/${ref.configMap} has no key "${ref.key}"; check the object (kubectl -n ${ref.namespace} get cm ${ref.configMap} -o yaml) or pass its name`;
 }

@@ -14,7 +14,7 @@
  */
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { LiveConfigMap, liveConfigMap } from "./liveConfigMaps";
+import { LiveConfigMap, liveConfigMap, missingKeyMessage } from "./liveConfigMaps";
 
 export const PATCH_FORCE_ANNOTATION = "pulumi.com/patchForce";
 export const RESTARTED_AT_ANNOTATION = "kubectl.kubernetes.io/restartedAt";
@@ -41,9 +41,7 @@ export function liveConfigMapKey(ref: LiveConfigMapKey): pulumi.Output<string> {
 export function configMapKey(live: LiveConfigMap, ref: LiveConfigMapKey): pulumi.Output<string> {
   return live.data.apply((data) => {
     const text = data?.[ref.key];
-    if (text === undefined) {
-      throw new pulumi.RunError(`ConfigMap ${ref.namespace}/${ref.configMap} has no key "${ref.key}"; check the object (kubectl -n ${ref.namespace} get cm ${ref.configMap} -o yaml) or pass its name`);
-    }
+    if (text === undefined) throw new pulumi.RunError(missingKeyMessage({ ...ref }));
     return text;
   });
 }

@@ -83,6 +83,23 @@ describe(`the real Pulumi engine previews a dual-stack migration and the gate ju
     await stack?.remove();
   });
 
+  it("a live ConfigMap the run cannot edit is one readable error before any resource, not a preview that never ends", async () => {
+    const core = cluster().kubeConfig().makeApiClient(CoreV1Api);
+    const live = await core.readNamespacedConfigMap({ namespace: "kube-system", name: "kube-proxy" });
+    const body = (data: Record<string, string>) => ({ ...live, metadata: { ...live.metadata, resourceVersion: undefined }, data });
+    await core.replaceNamespacedConfigMap({ namespace: "kube-system", name: "kube-proxy", body: body({ ...live.data, "config.conf": "kind: KubeSchedulerConfiguration\n" }) });
+    try {
+      const preview = await stack.engine(["preview"]);
+      const all = `${preview.stdout}\n${preview.stderr}`;
+      assert.notEqual(preview.exitCode, 0, all);
+      assert.match(all, /kube-system\/kube-proxy config\.conf/);
+      assert.doesNotMatch(all, /\n\s+at [\w.<>]+ \(/, "no stack trace");
+      assert.doesNotMatch(all, /^\s*\+\s+pulumi-nodejs:dynamic/m, "no resource declared");
+    } finally {
+      await core.replaceNamespacedConfigMap({ namespace: "kube-system", name: "kube-proxy", body: body(live.data ?? {}) });
+    }
+  });
+
   it("`pulumi preview --json`: both addresses of every dual-stack Service, both podCIDRs of each node, both ranges of the ServiceCIDR switch and kube-proxy; the gate passes it, and refuses a plan with one second address elsewhere; nothing written", async () => {
     const before = auditLineCount(cluster().auditLogPath);
     const preview = await stack.engine(["preview", "--json", "--show-sames"]);
