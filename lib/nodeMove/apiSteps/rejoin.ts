@@ -148,7 +148,9 @@ async function verifyRestored({ run, record, planned, timeout }: Rejoin): Promis
   const { inputs } = run;
   const final = await run.readNode();
   if (!final) throw new Error(`node ${inputs.node}: disappeared during verification`);
-  if (final.spec?.podCIDR !== planned) throw new Error(`node ${inputs.node}: spec.podCIDR is ${final.spec?.podCIDR ?? "empty"}, planned ${planned}`);
+  // a dual-stack node's plan is its subnets comma-separated, as spec.podCIDRs lists them
+  const held = final.spec?.podCIDRs?.join(",") ?? final.spec?.podCIDR;
+  if (held !== planned) throw new Error(`node ${inputs.node}: spec.podCIDRs is ${held ?? "empty"}, planned ${planned}`);
   let differences = metadataDifferences(metadataOf(final), record.metadata);
   await run.within(timeout, "the Node's metadata matching its backup", async () => {
     const node = await run.readNode();
