@@ -12,9 +12,9 @@ import * as os from "os";
 import * as path from "path";
 import { CoreV1Api } from "@kubernetes/client-node";
 import { stringify } from "yaml";
-import { auditLineCount, EngineStack, persistedWrites } from "./engineStack";
+import { assertServiceCidrSwitch, auditLineCount, EngineStack, persistedWrites, previewTheGatePasses } from "./engineStack";
 import { useTestCluster } from "../testbed/fixture";
-import { minorNumber, resolveTestBedVersion } from "../testbed/kubeVersion";
+import { resolveTestBedVersion } from "../testbed/kubeVersion";
 import { waitUntil } from "../testbed/processes";
 import { createConfigMaps } from "../testbed/seed";
 
@@ -129,19 +129,8 @@ describe(`the real Pulumi engine previews a dual-stack migration and the gate ju
     // kube-proxy's clusterCIDR gets the pair, primary family first
     assert.ok(preview.stdout.includes(`clusterCIDR: ${NEW.pod.join(",")}`) || preview.stdout.includes(`clusterCIDR: \\"${NEW.pod.join(",")}\\"`), "kube-proxy's clusterCIDR is the new pair");
 
-    const switches = inputsOf("ServiceCidrSwitch");
-    if (minorNumber() >= 33) {
-      const open = switches.find((i) => i.step === "open")!;
-      assert.match(open.creates.join(" "), /ServiceCIDR cidr-migration-\S+ \[10\.112\.0\.0\/16, ?fd00:10:112::\/112\]/);
-      assert.match(open.deletes.join(" "), /ServiceCIDR kubernetes \[10\.96\.0\.0\/16, ?fd00:10:96::\/112\]/);
-    } else {
-      assert.deepEqual(switches, [], "no ServiceCIDR API before 1.33");
-    }
-
-    const previewFile = path.join(stack.dir, "preview.json");
-    fs.writeFileSync(previewFile, preview.stdout);
-    const gate = await stack.cli(["gate", previewFile]);
-    assert.equal(gate.exitCode, 0, `${gate.stdout}\n${gate.stderr}`);
+    assertServiceCidrSwitch(inputsOf("ServiceCidrSwitch"), OLD.service, NEW.service);
+    const previewFile = await previewTheGatePasses(stack, preview.stdout);
 
     // the same preview against a reviewed plan that put one Service's second address elsewhere
     const reviewed = JSON.parse(JSON.stringify(plan)) as typeof plan;

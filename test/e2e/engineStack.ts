@@ -8,7 +8,9 @@ import * as os from "os";
 import * as path from "path";
 import { PulumiFn } from "@pulumi/pulumi/automation";
 import { runPulumiWithProgram } from "../../engine/inlineCli";
+import { strict as assert } from "assert";
 import { engineEnv } from "../testbed/engineEnv";
+import { minorNumber } from "../testbed/kubeVersion";
 
 export const REPO_ROOT = path.join(__dirname, "..", "..");
 const CLI = path.join(REPO_ROOT, "bin", "cidr-migration");
@@ -143,4 +145,30 @@ export function persistedWrites(auditLogPath: string, user: string, from = 0): A
 
 export function auditLineCount(auditLogPath: string): number {
   return fs.existsSync(auditLogPath) ? fs.readFileSync(auditLogPath, "utf8").split("\n").filter(Boolean).length : 0;
+}
+
+const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+
+/**
+ * The ServiceCidrSwitch steps of a real preview (their inputs): on 1.33+ the open step creates a ServiceCIDR for the
+ * new ranges and retires the default on the old ones; before 1.33 there is none.
+ */
+export function assertServiceCidrSwitch(switches: Array<Record<string, any>>, oldRanges: string[], newRanges: string[]): void {
+  if (minorNumber() < 33) {
+    assert.deepEqual(switches, [], "no ServiceCIDR API before 1.33");
+    return;
+  }
+  const list = (ranges: string[]) => `\\[${ranges.map(escaped).join(", ?")}\\]`;
+  const open = switches.find((i) => i.step === "open")!;
+  assert.match(open.creates.join(" "), new RegExp(`ServiceCIDR cidr-migration-\\S+ ${list(newRanges)}`));
+  assert.match(open.deletes.join(" "), new RegExp(`ServiceCIDR kubernetes ${list(oldRanges)}`));
+}
+
+/** Writes a real `pulumi preview --json` document to the stack's directory and proves `cidr-migration gate` passes it; returns the file. */
+export async function previewTheGatePasses(stack: EngineStack, previewJson: string): Promise<string> {
+  const previewFile = path.join(stack.dir, "preview.json");
+  fs.writeFileSync(previewFile, previewJson);
+  const gate = await stack.cli(["gate", previewFile]);
+  assert.equal(gate.exitCode, 0, `${gate.stdout}\n${gate.stderr}`);
+  return previewFile;
 }

@@ -9,9 +9,9 @@ import { strict as assert } from "assert";
 import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
-import { auditLineCount, EngineStack, persistedWrites, REPO_ROOT } from "./engineStack";
+import { assertServiceCidrSwitch, auditLineCount, EngineStack, persistedWrites, previewTheGatePasses, REPO_ROOT } from "./engineStack";
 import { startSandboxForEngine, stopSandboxForEngine } from "./sandboxForEngine";
-import { minorNumber, resolveTestBedVersion } from "../testbed/kubeVersion";
+import { resolveTestBedVersion } from "../testbed/kubeVersion";
 
 const SANDBOX_USER = "kubernetes-admin";
 
@@ -77,19 +77,8 @@ describe(`the real Pulumi engine previews the sandbox migration (Kubernetes ${re
     const rejoins = inputsOf("NodeRejoin");
     assert.deepEqual(Object.fromEntries(rejoins.map((i) => [i.node, i.plannedPodCIDR])), Object.fromEntries(plan.nodes.filter((n) => n.action === "move").map((n) => [n.name, n.newPodCIDR])));
 
-    const switches = inputsOf("ServiceCidrSwitch");
-    if (minorNumber() >= 33) {
-      const open = switches.find((i) => i.step === "open")!;
-      assert.match(open.creates.join(" "), /ServiceCIDR cidr-migration-\S+ \[10\.112\.0\.0\/12\]/);
-      assert.match(open.deletes.join(" "), /ServiceCIDR kubernetes \[10\.96\.0\.0\/12\]/);
-    } else {
-      assert.deepEqual(switches, [], "no ServiceCIDR API before 1.33");
-    }
-
-    const previewFile = path.join(stack.dir, "preview.json");
-    fs.writeFileSync(previewFile, preview.stdout);
-    const gate = await stack.cli(["gate", previewFile]);
-    assert.equal(gate.exitCode, 0, `${gate.stdout}\n${gate.stderr}`);
+    assertServiceCidrSwitch(inputsOf("ServiceCidrSwitch"), ["10.96.0.0/12"], ["10.112.0.0/12"]);
+    const previewFile = await previewTheGatePasses(stack, preview.stdout);
 
     // The same real preview against a reviewed plan that put one Service elsewhere: the gate refuses, naming it.
     const moved = plan.services.find((s) => s.namespace === "web" && s.name === "frontend")!;
