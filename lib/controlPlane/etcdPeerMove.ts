@@ -62,8 +62,10 @@ export async function moveEtcdPeer(client: Etcd3, move: EtcdPeerMove): Promise<E
 }
 
 /**
- * Before the member restarts on its new address: if it leads the cluster, leadership moves to another member
- * first, so that the restart costs no election (writes during one are refused). `moveLeader` must be sent to the
+ * Before the member's peer URL is updated (and so before it restarts on its new address): if it leads the cluster,
+ * leadership moves to another member first, so that the restart costs no election (writes during one are refused).
+ * After the update the other members answer it at the new address, where it does not listen yet: a leader then
+ * gets no acknowledgement, and writes stall until it loses the lead. `moveLeader` must be sent to the
  * leader itself, hence a client for its URLs from `clientFor`. Returns the new leader's name, or undefined when
  * the member did not lead.
  */

@@ -76,13 +76,15 @@ describe("etcd peer move on a real three-member cluster (issue 16)", function ()
         await new Promise((r) => setTimeout(r, 10));
       }
     })();
+    // every phase of the move must let writes through: each waits for a few more acknowledged writes (a lost quorum
+    // would stall them, and the wait would fail naming the phase)
+    const writesGoOn = async (phase: string) => {
+      const seen = acknowledged.length;
+      await waitUntil(async () => acknowledged.length >= seen + 3, { timeoutMs: 30_000, what: `writes acknowledged ${phase}` });
+    };
     try {
+      await writesGoOn("before the move");
       const before = (await client.cluster.memberList({})).members.find((m) => m.name === "m3")!;
-      const moved = await moveEtcdPeer(client, { member: "m3", from: "127.0.0.1", to: "127.0.0.3" });
-      assert.equal(moved.action, "updated");
-      assert.equal(moved.memberId, before.ID, "the member keeps its ID");
-      assert.deepEqual(moved.after, [`http://127.0.0.3:${m3.peer}`]);
-
       // m3 is made to lead first, so that the hand-off is exercised every run; then it hands leadership on
       const viaM3 = new Etcd3({ hosts: clientUrl(m3) });
       const leaderNow = (await viaM3.maintenance.status()).leader;
@@ -96,20 +98,27 @@ describe("etcd peer move on a real three-member cluster (issue 16)", function ()
       const successor = await handOffLeadership(client, "m3", (urls) => new Etcd3({ hosts: urls }));
       assert.ok(successor === "m1" || successor === "m2", `leadership went to ${successor}`);
       assert.equal(await handOffLeadership(client, "m3", (urls) => new Etcd3({ hosts: urls })), undefined, "m3 leads no more");
+      await writesGoOn("after the hand-off");
+
+      const moved = await moveEtcdPeer(client, { member: "m3", from: "127.0.0.1", to: "127.0.0.3" });
+      assert.equal(moved.action, "updated");
+      assert.equal(moved.memberId, before.ID, "the member keeps its ID");
+      assert.deepEqual(moved.after, [`http://127.0.0.3:${m3.peer}`]);
+      await writesGoOn("after the peer URL update");
 
       // the node's restart on its new address (kubeadm: the static pod with the edited manifest)
       await m3.proc!.stop();
+      await writesGoOn("while m3 is down");
       m3.host = "127.0.0.3";
       start(m3, members.map((m) => `${m.name}=${peerUrl(m)}`).join(","));
       await waitUntil(() => healthy(m3), { timeoutMs: 30_000, what: "m3 serving again on 127.0.0.3" });
-      await new Promise((r) => setTimeout(r, 500));
+      await writesGoOn("after m3 is back");
     } finally {
       writing = false;
       await writer;
     }
     try {
       assert.deepEqual(failed, [], "quorum held: no write was refused");
-      assert.ok(acknowledged.length > 20, `the writer wrote through the move (${acknowledged.length} writes)`);
       // every write the cluster acknowledged is there, read through the moved member
       const m3Client = new Etcd3({ hosts: clientUrl(m3) });
       try {
