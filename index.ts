@@ -48,7 +48,7 @@ export = async () => {
   const discovery = await userErrorsAsRunErrors(() => discoverForRun(kc, firstRead));
   const inventory = discovery.inventory;
   // The system ConfigMaps the graph edits are read here, like discovery, not as resources (components/liveConfigMaps.ts).
-  useConfigMapReader((namespace, name) => userErrorsAsRunErrors(() => discovery.reader(namespace, name)));
+  const readConfigMap = (namespace: string, name: string) => userErrorsAsRunErrors(() => discovery.reader(namespace, name));
   const config = readStackConfig({ inventory });
   const plan = userErrorsAsRunErrorsSync(() => buildPlan(config, inventory));
   const kubeconfig = pulumi.secret(userErrorsAsRunErrorsSync(() => kubeconfigText(config.kubeconfig, "cidr-migration:kubeconfig")));
@@ -74,11 +74,14 @@ export = async () => {
     patchKubeletConfig: inventory.kubeletConfig !== undefined,
   };
   const flannelNetworks = { transition: flannelTransitionNetwork(ranges.pod), final: ranges.pod.to };
-  await userErrorsAsRunErrors(() => checkLiveKeyEdits([
+  await userErrorsAsRunErrors(() => checkLiveKeyEdits(readConfigMap, [
     ...clusterConfigEdits(clusterConfigArgs),
     kubeProxyConfigEdit({ podCidr: ranges.pod.to }),
     ...(plan.cni === "flannel" ? [flannelConfigEdit({ podCidr: flannelNetworks.transition }), flannelConfigEdit({ podCidr: flannelNetworks.final })] : []),
   ]));
+  // The components read through the module's one reader: set only now, with no await before they are declared, so
+  // they read this run's cluster even when a fleet runs several programs in one process.
+  useConfigMapReader(readConfigMap);
 
   // Each resource names the plan steps it carries out; order.check() proves the graph keeps the plan's order.
   const order = new PlanOrder(plan);

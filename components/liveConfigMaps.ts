@@ -37,7 +37,7 @@ function readLive(namespace: string, name: string): Promise<Record<string, strin
   const key = `${namespace}/${name}`;
   if (!reads.has(key)) reads.set(key, read(namespace, name));
   return reads.get(key)!.then((d) => {
-    if (d === undefined) throw new pulumi.RunError(`ConfigMap ${namespace}/${name} does not exist; the migration edits it, so check the cluster (kubectl -n ${namespace} get cm ${name})`);
+    if (d === undefined) throw new pulumi.RunError(missingMessage(namespace, name));
     return d;
   });
 }
@@ -56,13 +56,18 @@ export interface LiveKeyEdit {
  * here, as one readable error: inside the graph it fails a child resource whose URN then never resolves, and every
  * step waiting on its component waits for ever (the Node SDK's behaviour; the preview hangs).
  */
-export async function checkLiveKeyEdits(edits: readonly LiveKeyEdit[]): Promise<void> {
+export async function checkLiveKeyEdits(read: ConfigMapReader, edits: readonly LiveKeyEdit[]): Promise<void> {
   for (const e of edits) {
-    const text = (await readLive(e.namespace, e.configMap))[e.key];
+    const data = await read(e.namespace, e.configMap);
+    if (data === undefined) throw new pulumi.RunError(missingMessage(e.namespace, e.configMap));
+    const text = data[e.key];
     if (text === undefined) throw new pulumi.RunError(missingKeyMessage(e));
     e.edit(text);
   }
 }
+
+const missingMessage = (namespace: string, name: string) =>
+  `ConfigMap ${namespace}/${name} does not exist; the migration edits it, so check the cluster (kubectl -n ${namespace} get cm ${name})`;
 
 export function missingKeyMessage(ref: { namespace: string; configMap: string; key: string }): string {
   return `ConfigMap ${ref.namespace}/${ref.configMap} has no key "${ref.key}"; check the object (kubectl -n ${ref.namespace} get cm ${ref.configMap} -o yaml) or pass its name`;

@@ -27,18 +27,16 @@ describe("live ConfigMaps", () => {
       "kube-system/kubeadm-config": { ClusterConfiguration: "apiVersion: kubeadm.k8s.io/v1beta3\nkind: ClusterConfiguration\nnetworking:\n  podSubnet: 10.244.0.0/16\n" },
     };
     const reads: string[] = [];
-    useConfigMapReader(async (namespace, name) => { reads.push(`${namespace}/${name}`); return objects[`${namespace}/${name}`]; });
+    const read = async (namespace: string, name: string) => { reads.push(`${namespace}/${name}`); return objects[`${namespace}/${name}`]; };
     const kubeProxy = kubeProxyConfigEdit({ podCidr: "10.48.0.0/16,fd00:10:48::/56" });
     const [kubeadm, kubelet] = clusterConfigEdits({ podCidr: "10.48.0.0/16", serviceCidr: "10.112.0.0/12", clusterDns: ["10.112.0.10"] });
-    await checkLiveKeyEdits([kubeProxy, kubeadm]);
+    await checkLiveKeyEdits(read, [kubeProxy, kubeadm]);
     assert.deepEqual(reads, ["kube-system/kube-proxy", "kube-system/kubeadm-config"]);
 
-    await assert.rejects(checkLiveKeyEdits([kubelet]), /ConfigMap kube-system\/kubelet-config does not exist; .*kubectl -n kube-system get cm kubelet-config/);
+    await assert.rejects(checkLiveKeyEdits(read, [kubelet]), /ConfigMap kube-system\/kubelet-config does not exist; .*kubectl -n kube-system get cm kubelet-config/);
     objects["kube-system/kube-proxy"] = { "kubeconfig.conf": "x" };
-    useConfigMapReader(async (namespace, name) => objects[`${namespace}/${name}`]);
-    await assert.rejects(checkLiveKeyEdits([kubeProxy]), /ConfigMap kube-system\/kube-proxy has no key "config.conf"/);
+    await assert.rejects(checkLiveKeyEdits(read, [kubeProxy]), /ConfigMap kube-system\/kube-proxy has no key "config.conf"/);
     objects["kube-system/kube-proxy"] = { "config.conf": "kind: KubeSchedulerConfiguration\n" };
-    useConfigMapReader(async (namespace, name) => objects[`${namespace}/${name}`]);
-    await assert.rejects(checkLiveKeyEdits([kubeProxy]), (e: unknown) => e instanceof UserError && /kube-system\/kube-proxy config.conf/.test(e.message));
+    await assert.rejects(checkLiveKeyEdits(read, [kubeProxy]), (e: unknown) => e instanceof UserError && /kube-system\/kube-proxy config.conf/.test(e.message));
   });
 });
