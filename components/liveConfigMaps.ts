@@ -27,19 +27,15 @@ export interface LiveConfigMap {
 }
 
 export function liveConfigMap(namespace: string, name: string): LiveConfigMap {
-  return { namespace, name, data: pulumi.output(readLive(namespace, name)) };
-}
-
-/** The ConfigMap's data, read once per run; rejects with a RunError naming it when it does not exist. */
-function readLive(namespace: string, name: string): Promise<Record<string, string>> {
   const read = reader;
   if (!read) throw new Error("no ConfigMap reader: index.ts sets one from the kubeconfig before declaring the graph");
   const key = `${namespace}/${name}`;
   if (!reads.has(key)) reads.set(key, read(namespace, name));
-  return reads.get(key)!.then((d) => {
+  const data = reads.get(key)!.then((d) => {
     if (d === undefined) throw new pulumi.RunError(missingMessage(namespace, name));
     return d;
   });
+  return { namespace, name, data: pulumi.output(data) };
 }
 
 /** One key of a live ConfigMap and the edit a component makes to it: pure, so running it twice gives the same text. */

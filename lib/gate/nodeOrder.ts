@@ -101,14 +101,14 @@ export function judgeNodeOrder(steps: readonly PreviewStep[], plan: Plan): { rea
     const entry = moving.get(r.node);
     if (!entry || r.plannedPodCIDR === undefined) continue;
     // a dual-stack node's subnets, as the rollout carries them: comma-separated, primary family first
-    const planned = { newPodCIDR: entry.newPodCIDRs?.join(",") ?? entry.newPodCIDR };
+    const planned = entry.newPodCIDRs?.join(",") ?? entry.newPodCIDR;
     // Several steps of one node carry the subnet (drain, rejoin): one reason per node and value.
     if (subnetSeen.has(`${r.node} ${r.plannedPodCIDR}`)) continue;
     subnetSeen.add(`${r.node} ${r.plannedPodCIDR}`);
     if (r.plannedPodCIDR === "unknown") {
-      reasons.push({ code: "NODE_SUBNET_UNKNOWN", object: r.urn, message: `the podCIDR for node ${r.node} is unknown at preview time; the plan says ${planned.newPodCIDR}, which the gate cannot prove` });
-    } else if (r.plannedPodCIDR !== planned.newPodCIDR) {
-      reasons.push({ code: "NODE_SUBNET_DIFFERS", object: `Node ${r.node}`, message: `the preview gives it ${r.plannedPodCIDR}, the plan ${planned.newPodCIDR}; re-plan or fix the program so both agree` });
+      reasons.push({ code: "NODE_SUBNET_UNKNOWN", object: r.urn, message: `the podCIDR for node ${r.node} is unknown at preview time; the plan says ${planned}, which the gate cannot prove` });
+    } else if (r.plannedPodCIDR !== planned) {
+      reasons.push({ code: "NODE_SUBNET_DIFFERS", object: `Node ${r.node}`, message: `the preview gives it ${r.plannedPodCIDR}, the plan ${planned}; re-plan or fix the program so both agree` });
     }
   }
 
