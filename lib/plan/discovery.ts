@@ -1,7 +1,7 @@
 import { CoreV1Api, CustomObjectsApi, KubeConfig, V1ConfigMap, V1Node, V1Service, VersionApi } from "@kubernetes/client-node";
 import { parse } from "yaml";
-import { BRIDGE_ANNOTATION } from "../serviceMove/oldIpBridge";
-import { AHEAD_ANNOTATION } from "../serviceMove/newIpAhead";
+import { bridgedIpsOf } from "../serviceMove/oldIpBridge";
+import { routedAheadIpsOf } from "../serviceMove/newIpAhead";
 import { describeKubeError, isNotFound } from "../config/kubeClient";
 import { getOptional, TIGERA } from "../podNetwork/calicoApi";
 import { CalicoOperatorInfo, CalicoPoolInfo, CniInfo, InstallationPool, Inventory, NodeInfo, ServiceCidrInfo, ServiceInfo } from "./inventory";
@@ -96,10 +96,10 @@ function toServiceInfo(s: V1Service): ServiceInfo {
   if (spec.ipFamilies?.length) info.ipFamilies = spec.ipFamilies;
   if (spec.externalIPs?.length) info.externalIPs = spec.externalIPs;
   if (spec.loadBalancerIP) info.loadBalancerIP = spec.loadBalancerIP;
-  const bridged = s.metadata?.annotations?.[BRIDGE_ANNOTATION];
-  if (bridged) info.bridgedOldIP = bridged;
-  const ahead = s.metadata?.annotations?.[AHEAD_ANNOTATION];
-  if (ahead) info.routedAheadIP = ahead;
+  const bridged = bridgedIpsOf(s);
+  if (bridged?.length) info.bridgedOldIPs = bridged;
+  const ahead = routedAheadIpsOf(s);
+  if (ahead?.length) info.routedAheadIPs = ahead;
   return info;
 }
 

@@ -12,10 +12,10 @@ export interface ServiceInfo {
   hasSelector: boolean;
   externalIPs?: string[];
   loadBalancerIP?: string;
-  /** The old ClusterIP this Service still answers at, as an externalIP, while a run's bridge lasts (services.bridgeOldIps). */
-  bridgedOldIP?: string;
-  /** The planned ClusterIP this Service answers at first, as an externalIP, while a run's swaps last (services.routeNewIpsFirst). */
-  routedAheadIP?: string;
+  /** The old ClusterIPs this Service still answers at, as externalIPs, while a run's bridge lasts (services.bridgeOldIps). */
+  bridgedOldIPs?: string[];
+  /** The planned ClusterIPs this Service answers at first, as externalIPs, while a run's swaps last (services.routeNewIpsFirst). */
+  routedAheadIPs?: string[];
 }
 
 export interface NodeInfo {

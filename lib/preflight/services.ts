@@ -3,8 +3,8 @@ import { cidrContains, isIpAddress } from "../net/cidr";
 import { Finding } from "../report/findings";
 import { objectLabel, PreflightInput } from "./checkInput";
 import { keyOf } from "./clusterObjects";
-import { BRIDGE_ANNOTATION } from "../serviceMove/oldIpBridge";
-import { AHEAD_ANNOTATION } from "../serviceMove/newIpAhead";
+import { bridgedIpsOf } from "../serviceMove/oldIpBridge";
+import { routedAheadIpsOf } from "../serviceMove/newIpAhead";
 
 /**
  * Services that need a decision before they are re-created in the new range: LoadBalancers (a new cloud address),
@@ -104,7 +104,7 @@ export function checkServices(input: PreflightInput): Finding[] {
     }
     (spec.externalIPs ?? []).forEach((ip, i) => {
       // the old-ClusterIP bridge, or a planned IP routed first, of an interrupted run is ours, and goes at its end
-      if (ip === svc.metadata?.annotations?.[BRIDGE_ANNOTATION] || ip === svc.metadata?.annotations?.[AHEAD_ANNOTATION]) return;
+      if (bridgedIpsOf(svc)?.includes(ip) || routedAheadIpsOf(svc)?.includes(ip)) return;
       const path = `spec.externalIPs[${i}]`;
       if (newRanges.some((r) => inRange(r, ip))) {
         findings.push({

@@ -12,6 +12,11 @@ export function plannedIps(move: { toIP: string; otherFamily?: FamilyMove }): st
   return move.otherFamily ? [move.toIP, move.otherFamily.toIP] : [move.toIP];
 }
 
+/** Where a Service was before its move: its old ClusterIP, and a dual-stack Service's second one. */
+export function previousIps(move: { fromIP: string; otherFamily?: FamilyMove }): string[] {
+  return move.otherFamily ? [move.fromIP, move.otherFamily.fromIP] : [move.fromIP];
+}
+
 /** One Service to re-create at its planned ClusterIP. */
 export interface ServiceMoveRequest extends ServiceRef {
   /** The ClusterIP the plan saw, in the old range. */

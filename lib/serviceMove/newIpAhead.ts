@@ -2,6 +2,7 @@ import { KubeObject, KubeRest } from "./kubeRest";
 import { retryOnConflict } from "./retryOnConflict";
 import { inLanes } from "../concurrency/inLanes";
 import { externalIpsOf } from "./oldIpBridge";
+import { Annotated, annotatedAddresses, annotationOf } from "./annotatedAddresses";
 
 /**
  * The new address routed first (config services.routeNewIpsFirst): before the swaps, each moving Service also
@@ -9,8 +10,8 @@ import { externalIpsOf } from "./oldIpBridge";
  * the same endpoints, so by the time the re-created Service appears at that address, and DNS starts handing it out,
  * every node already forwards it. Without it, a client that resolves the name right after the move connects to an
  * address kube-proxy has not programmed yet: on the node lab, seconds of timeouts per Service.
- * The annotation says which entry is ours: the re-create body leaves it out, and the sweep removes it from a Service
- * whose move did not happen.
+ * A dual-stack Service is routed ahead in both families. The annotation says which entries are ours: the re-create
+ * body leaves them out, and the sweep removes them from a Service whose move did not happen.
  */
 export const AHEAD_ANNOTATION = "cidr-migration.io/new-cluster-ip-ahead";
 
@@ -24,21 +25,21 @@ function dropsTrafficPolicy(service: KubeObject, keptExternalIps: string[]): boo
   return keptExternalIps.length === 0 && type === "ClusterIP";
 }
 
-/** The planned IP a Service is routed ahead at, when it is. */
-export function routedAheadIpOf(service: KubeObject): string | undefined {
-  return service.metadata?.annotations?.[AHEAD_ANNOTATION];
+/** The planned IPs a Service is routed ahead at, when it is. */
+export function routedAheadIpsOf(service: Annotated): string[] | undefined {
+  return annotatedAddresses(service, AHEAD_ANNOTATION);
 }
 
-/** `service` without our ahead entry and its annotation (the user's own externalIPs stay, in their order). */
+/** `service` without our ahead entries and their annotation (the user's own externalIPs stay, in their order). */
 export function withoutNewIpAhead(service: KubeObject): KubeObject {
-  const ip = routedAheadIpOf(service);
-  if (ip === undefined) return service;
+  const ips = routedAheadIpsOf(service);
+  if (ips === undefined) return service;
   const plain = structuredClone(service);
   const annotations = { ...plain.metadata?.annotations };
   delete annotations[AHEAD_ANNOTATION];
   plain.metadata = { ...plain.metadata, annotations };
   if (Object.keys(annotations).length === 0) delete plain.metadata.annotations;
-  const kept = externalIpsOf(service).filter((e) => e !== ip);
+  const kept = externalIpsOf(service).filter((e) => !ips.includes(e));
   const spec = { ...(plain.spec as Record<string, unknown>) };
   if (kept.length > 0) spec.externalIPs = kept;
   else delete spec.externalIPs;
@@ -47,32 +48,34 @@ export function withoutNewIpAhead(service: KubeObject): KubeObject {
   return plain;
 }
 
-/** A Service to route ahead: the live object read for its move, and its planned IP. */
+/** A Service to route ahead: the live object read for its move, and its planned IPs (one per family it holds). */
 export interface AheadTarget {
   live: KubeObject;
-  toIP: string;
+  toIPs: string[];
 }
 
 const servicePath = (s: KubeObject) =>
   `/api/v1/namespaces/${encodeURIComponent(s.metadata?.namespace ?? "")}/services/${encodeURIComponent(s.metadata?.name ?? "")}`;
 
 /**
- * Routes each target's planned IP ahead, conditioned on the version read, `lanes` Services at a time, and returns
+ * Routes each target's planned IPs ahead, conditioned on the version read, `lanes` Services at a time, and returns
  * each Service as it now is (the object the move journals), in the targets' order. A Service already routed there,
- * or whose user lists that address, is returned as read; one changed meanwhile is read again and retried.
+ * or whose user lists those addresses, is returned as read; one changed meanwhile is read again and retried.
  */
 export async function routeNewIpsAhead(rest: KubeRest, targets: readonly AheadTarget[], lanes = 1): Promise<KubeObject[]> {
   const routed: KubeObject[] = new Array(targets.length);
   let failed: unknown;
   await inLanes([...targets.keys()], lanes, async (i) => {
-    const { live, toIP } = targets[i];
+    const { live, toIPs } = targets[i];
     let current = live;
     await retryOnConflict(5, async () => {
-      if (routedAheadIpOf(current) === toIP || externalIpsOf(current).includes(toIP)) return;
+      const ours = routedAheadIpsOf(current) ?? [];
+      const missing = toIPs.filter((ip) => !ours.includes(ip) && !externalIpsOf(current).includes(ip));
+      if (missing.length === 0) return;
       try {
         current = await rest.mergePatch(servicePath(current), {
-          metadata: { resourceVersion: current.metadata?.resourceVersion, annotations: { [AHEAD_ANNOTATION]: toIP } },
-          spec: { externalIPs: [...externalIpsOf(current), toIP] },
+          metadata: { resourceVersion: current.metadata?.resourceVersion, annotations: { [AHEAD_ANNOTATION]: annotationOf([...ours, ...missing]) } },
+          spec: { externalIPs: [...externalIpsOf(current), ...missing] },
         });
       } catch (err) {
         current = (await rest.getOptional(servicePath(current))) ?? current;
@@ -91,20 +94,20 @@ export async function routeNewIpsAhead(rest: KubeRest, targets: readonly AheadTa
  * "namespace/name ip" per Service.
  */
 export async function removeNewIpsAhead(rest: KubeRest): Promise<string[]> {
-  const left = (await rest.list("/api/v1/services")).filter((s) => routedAheadIpOf(s) !== undefined);
+  const left = (await rest.list("/api/v1/services")).filter((s) => routedAheadIpsOf(s) !== undefined);
   const removed: string[] = [];
   for (const service of left) {
     await retryOnConflict(5, async () => {
       const current = await rest.getOptional(servicePath(service));
-      const ip = current ? routedAheadIpOf(current) : undefined;
-      if (!current || ip === undefined) return;
-      const kept = externalIpsOf(current).filter((e) => e !== ip);
+      const ips = current ? routedAheadIpsOf(current) : undefined;
+      if (!current || ips === undefined) return;
+      const kept = externalIpsOf(current).filter((e) => !ips.includes(e));
       await rest.mergePatch(servicePath(current), {
         metadata: { resourceVersion: current.metadata?.resourceVersion, annotations: { [AHEAD_ANNOTATION]: null } },
         spec: { externalIPs: kept.length > 0 ? kept : null, ...(dropsTrafficPolicy(current, kept) ? { externalTrafficPolicy: null } : {}) },
       });
     });
-    removed.push(`${service.metadata?.namespace}/${service.metadata?.name} ${routedAheadIpOf(service)}`);
+    removed.push(`${service.metadata?.namespace}/${service.metadata?.name} ${annotationOf(routedAheadIpsOf(service)!)}`);
   }
   return removed;
 }

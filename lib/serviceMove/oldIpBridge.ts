@@ -1,12 +1,14 @@
 import { KubeObject, KubeRest } from "./kubeRest";
 import { retryOnConflict } from "./retryOnConflict";
 import { BRIDGE_ANNOTATION } from "./ipAnnotations";
+import { Annotated, annotatedAddresses, annotationOf } from "./annotatedAddresses";
 
 /**
  * The old-ClusterIP bridge (config services.bridgeOldIps): a moved Service keeps answering at its old ClusterIP,
  * as one more entry in its spec.externalIPs (kube-proxy routes an external IP to the same endpoints, for pods as for
- * anyone), until every pod has been re-created and can no longer hold the old address from before the move. The
- * annotation says which entry is ours, so the removal at the end takes that one and nothing the user wrote.
+ * anyone), until every pod has been re-created and can no longer hold the old address from before the move. A
+ * dual-stack Service is bridged in both families. The annotation says which entries are ours, so the removal at the
+ * end takes those and nothing the user wrote.
  */
 
 export { BRIDGE_ANNOTATION };
@@ -18,21 +20,22 @@ export function externalIpsOf(service: KubeObject): string[] {
 }
 
 /**
- * The body with `oldIp` bridged: appended to spec.externalIPs and named in the annotation. A Service whose user
- * already lists that address answers there anyway: it is returned as it is, and the removal will not touch it.
+ * The body with its old ClusterIPs bridged: appended to spec.externalIPs and named in the annotation. An address the
+ * user already lists answers there anyway: it is left out of ours, and the removal will not touch it.
  */
-export function withOldIpBridge(body: KubeObject, oldIp: string): KubeObject {
+export function withOldIpBridge(body: KubeObject, oldIps: readonly string[]): KubeObject {
   const existing = externalIpsOf(body);
-  if (existing.includes(oldIp)) return body;
+  const ours = oldIps.filter((ip) => !existing.includes(ip));
+  if (ours.length === 0) return body;
   const bridged = structuredClone(body);
-  bridged.spec = { ...(bridged.spec as Record<string, unknown> | undefined), externalIPs: [...existing, oldIp] };
-  bridged.metadata = { ...bridged.metadata, annotations: { ...bridged.metadata?.annotations, [BRIDGE_ANNOTATION]: oldIp } };
+  bridged.spec = { ...(bridged.spec as Record<string, unknown> | undefined), externalIPs: [...existing, ...ours] };
+  bridged.metadata = { ...bridged.metadata, annotations: { ...bridged.metadata?.annotations, [BRIDGE_ANNOTATION]: annotationOf(ours) } };
   return bridged;
 }
 
-/** The old IP a Service is bridged at, when it is. */
-export function bridgedIpOf(service: KubeObject): string | undefined {
-  return service.metadata?.annotations?.[BRIDGE_ANNOTATION];
+/** The old IPs a Service is bridged at, when it is. */
+export function bridgedIpsOf(service: Annotated): string[] | undefined {
+  return annotatedAddresses(service, BRIDGE_ANNOTATION);
 }
 
 /**
@@ -40,9 +43,9 @@ export function bridgedIpOf(service: KubeObject): string | undefined {
  * had none) and the annotation gone, conditioned on the resourceVersion read. Undefined: no bridge on it.
  */
 export function bridgeRemovalPatch(service: KubeObject): Record<string, unknown> | undefined {
-  const ip = bridgedIpOf(service);
-  if (ip === undefined) return undefined;
-  const kept = externalIpsOf(service).filter((e) => e !== ip);
+  const ips = bridgedIpsOf(service);
+  if (ips === undefined) return undefined;
+  const kept = externalIpsOf(service).filter((e) => !ips.includes(e));
   return {
     metadata: { resourceVersion: service.metadata?.resourceVersion, annotations: { [BRIDGE_ANNOTATION]: null } },
     spec: { externalIPs: kept.length > 0 ? kept : null },
@@ -54,20 +57,20 @@ export function bridgeRemovalPatch(service: KubeObject): Record<string, unknown>
  * patch conditioned on the version read and retried on a conflict. Returns "namespace/name old-ip" per Service.
  */
 export async function removeOldIpBridges(rest: KubeRest): Promise<string[]> {
-  const bridged = (await rest.list("/api/v1/services")).filter((s) => bridgedIpOf(s) !== undefined);
+  const bridged = (await rest.list("/api/v1/services")).filter((s) => bridgedIpsOf(s) !== undefined);
   const removed: string[] = [];
   for (const service of bridged) {
     const { namespace = "", name = "" } = service.metadata ?? {};
     // spelt out rather than kubeRest's `paths`: the dynamic provider serializes this function, and a captured
     // object whose methods call each other does not survive that
     const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/services/${encodeURIComponent(name)}`;
-    const ip = bridgedIpOf(service);
+    const ips = annotationOf(bridgedIpsOf(service)!);
     await retryOnConflict(5, async () => {
       const current = await rest.getOptional(path);
       const patch = current ? bridgeRemovalPatch(current) : undefined;
       if (patch) await rest.mergePatch(path, patch);
     });
-    removed.push(`${namespace}/${name} ${ip}`);
+    removed.push(`${namespace}/${name} ${ips}`);
   }
   return removed;
 }
@@ -93,8 +96,8 @@ export async function openOldIpBridges(rest: KubeRest, targets: readonly BridgeT
     await retryOnConflict(5, async () => {
       const current = await rest.getOptional(path);
       const clusterIP = (current?.spec as { clusterIP?: string } | undefined)?.clusterIP;
-      if (!current || clusterIP !== target.oldIp || bridgedIpOf(current) !== undefined) return;
-      const bridged = withOldIpBridge(current, target.oldIp);
+      if (!current || clusterIP !== target.oldIp || bridgedIpsOf(current) !== undefined) return;
+      const bridged = withOldIpBridge(current, [target.oldIp]);
       if (bridged === current) return; // the user lists that address already
       await rest.mergePatch(path, {
         metadata: { resourceVersion: current.metadata?.resourceVersion, annotations: { [BRIDGE_ANNOTATION]: target.oldIp } },

@@ -4,7 +4,7 @@ import { JournaledDependent, JournalEntry } from "./journal";
 import { serviceRefKey } from "./serviceRef";
 import { KubeObject, paths } from "./kubeRest";
 import { retryOnConflict } from "./retryOnConflict";
-import { ServiceMoveRequest } from "./moveTypes";
+import { previousIps, ServiceMoveRequest } from "./moveTypes";
 import { buildRecreateBody, RecreateBody, userMetadata } from "./recreateBody";
 import { withOldIpBridge } from "./oldIpBridge";
 import { withoutNewIpAhead } from "./newIpAhead";
@@ -79,7 +79,7 @@ export function recreateBodyOf(ctx: Context, entry: JournalEntry): RecreateBody 
   // the address routed first was ours, for the swap only: the new Service holds it as its ClusterIP
   const recreate = buildRecreateBody(withoutNewIpAhead(entry.service), entry.fromIP, entry.toIP, entry.otherFamily);
   if (!ctx.options.bridgeOldIps || entry.vacate) return recreate;
-  return { ...recreate, body: withOldIpBridge(recreate.body, entry.fromIP) };
+  return { ...recreate, body: withOldIpBridge(recreate.body, previousIps(entry)) };
 }
 
 /** Phase 1a: the journal entry of a move (written for all moves at once, see runServiceMoves). */

@@ -6,7 +6,7 @@ import { DEFAULT_JOURNAL_NAMESPACE, JournaledDependent } from "./journal";
 import { serviceRefKey } from "./serviceRef";
 import { JournalStore, loadJournal } from "./journalStore";
 import { isStatus, KubeApiError, KubeObject, kubeRest, paths } from "./kubeRest";
-import { KubernetesServiceRequest, KubernetesServiceResult, MoveReport, MoverOptions, ServiceMoveRequest, ServiceMoveSpec } from "./moveTypes";
+import { plannedIps, KubernetesServiceRequest, KubernetesServiceResult, MoveReport, MoverOptions, ServiceMoveRequest, ServiceMoveSpec } from "./moveTypes";
 import { spec } from "./recreateBody";
 import { adaptiveLimit, inAdaptiveLanes } from "./adaptiveLanes";
 import { decide, readCluster, validateSpec } from "./decide";
@@ -301,7 +301,7 @@ async function routeAhead(run: Run, work: Array<Exclude<Decision, { kind: "skip"
   if (!ctx.options.routeNewIpsFirst || moves.length === 0) return;
   try {
     // patches only, nothing deleted yet: as wide as the bookkeeping
-    const routed = await routeNewIpsAhead(ctx.rest, moves.map((d) => ({ live: d.live, toIP: d.request.toIP })), run.wide);
+    const routed = await routeNewIpsAhead(ctx.rest, moves.map((d) => ({ live: d.live, toIPs: plannedIps(d.request) })), run.wide);
     moves.forEach((d, i) => { d.live = routed[i]; });
   } catch (err) {
     await sweepAhead(ctx);

@@ -44,24 +44,24 @@ export function verifyServiceAddresses(input: VerifyInput): Finding[] {
     });
   }
 
-  for (const s of inventory.services.filter((x) => x.bridgedOldIP)) {
+  for (const s of inventory.services.filter((x) => x.bridgedOldIPs)) {
     findings.push({
       code: "OLD_IP_BRIDGE_LEFT",
       severity: "blocker",
       object: `Service ${s.namespace}/${s.name}`,
       path: "spec.externalIPs",
-      message: `still answers at its old ClusterIP ${s.bridgedOldIP} (the bridge of services.bridgeOldIps, ended only after every pod was re-created)`,
+      message: `still answers at its old ClusterIP ${s.bridgedOldIPs!.join(" and ")} (the bridge of services.bridgeOldIps, ended only after every pod was re-created)`,
       action: "run `pulumi up` again: its old-ip-bridges step ends every bridge left",
     });
   }
 
-  for (const s of inventory.services.filter((x) => x.routedAheadIP)) {
+  for (const s of inventory.services.filter((x) => x.routedAheadIPs)) {
     findings.push({
       code: "NEW_IP_FIRST_LEFT",
       severity: "blocker",
       object: `Service ${s.namespace}/${s.name}`,
       path: "spec.externalIPs",
-      message: `still answers at ${s.routedAheadIP} as an externalIP, routed first for a move that has not happened (services.routeNewIpsFirst)`,
+      message: `still answers at ${s.routedAheadIPs!.join(" and ")} as an externalIP, routed first for a move that has not happened (services.routeNewIpsFirst)`,
       action: "run `pulumi up` again: the Service moves run removes what it routed first once its moves are done",
     });
   }

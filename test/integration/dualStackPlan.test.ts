@@ -18,6 +18,9 @@ import { kubeRest, paths } from "../../lib/serviceMove/kubeRest";
 import { serviceMovesFromPlan } from "../../lib/serviceMove/planMoves";
 import { listServiceCidrs } from "../../lib/serviceMove/serviceCidrs";
 import { runServiceMoves } from "../../lib/serviceMove/serviceMover";
+import { plannedIps, previousIps } from "../../lib/serviceMove/moveTypes";
+import { routedAheadIpsOf, routeNewIpsAhead } from "../../lib/serviceMove/newIpAhead";
+import { removeOldIpBridges } from "../../lib/serviceMove/oldIpBridge";
 import { Plan } from "../../lib/plan/planModel";
 import { runCli } from "../support/cli";
 import { enterNewServiceRange, leaveOldServiceRange, servesServiceCidrs } from "../support/serviceRangePhase";
@@ -131,7 +134,7 @@ describe("dual-stack plan on a real IPv4 + IPv6 control plane (issue 17)", funct
     assert.deepEqual(buildPlan(validateConfig({ values } as never, { inventory }), inventory).services, plan.services);
   });
 
-  it("the Service mover re-creates every shape at its planned addresses, both families in one re-create, nothing else changed; (1.33+) the default ServiceCIDR ends on the new pair", async () => {
+  it("the Service mover re-creates every shape at its planned addresses, both families in one re-create, routed ahead and bridged in both, nothing else changed once the bridges end; (1.33+) the default ServiceCIDR ends on the new pair", async () => {
     const rest = await kubeRest(cluster().kubeConfig());
     try {
       // the control-plane phase as far as Services need it: the apiserver on the new pair, and (1.33+)
@@ -140,9 +143,23 @@ describe("dual-stack plan on a real IPv4 + IPv6 control plane (issue 17)", funct
       const planned = serviceMovesFromPlan(plan);
       const requests = [...SHAPES.map(({ name }) => ({ namespace: "mixed", name, ...planned.moves[`mixed/${name}`] })), { namespace: "kube-system", name: "kube-dns", fromIP: planned.dns!.fromIP, toIP: planned.dns!.toIP }];
       assert.equal(requests.filter((r) => "otherFamily" in r && r.otherFamily).length, 4, "the four dual-stack Services move both families");
-      const report = await runServiceMoves(cluster().kubeConfig(), { moves: requests, kubernetesService: planned.kubernetesService }, { parallelism: 4, allowLoadBalancerRecreate: false });
+      // the apiserver takes a planned address of each family as an externalIP (services.routeNewIpsFirst); the
+      // run below finds this one routed already and routes the others
+      const dual = requests.find((r) => r.name === "prefer-v6-v4")!;
+      const [ahead] = await routeNewIpsAhead(rest, [{ live: await rest.get(paths.service("mixed", dual.name)), toIPs: plannedIps(dual) }]);
+      assert.deepEqual((ahead.spec as { externalIPs: string[] }).externalIPs, plannedIps(dual), "both families routed ahead, IPv6 first as the Service holds them");
+      const options = { parallelism: 4, allowLoadBalancerRecreate: false, bridgeOldIps: true, routeNewIpsFirst: true, routeAheadSettleMs: 200 };
+      const report = await runServiceMoves(cluster().kubeConfig(), { moves: requests, kubernetesService: planned.kubernetesService }, options);
       assert.deepEqual(report.results.map((r) => r.outcome), requests.map(() => "moved"));
       assert.equal(report.kubernetesService?.ip, "10.112.0.1");
+      // services.bridgeOldIps: every old address answers until the bridges end, a dual-stack Service's in both families
+      for (const request of requests) {
+        const moved = await rest.get(paths.service(request.namespace, request.name));
+        assert.deepEqual((moved.spec as { externalIPs?: string[] }).externalIPs, previousIps(request), `${request.name} bridged at its old addresses`);
+        assert.equal(routedAheadIpsOf(moved), undefined, `${request.name}: nothing routed ahead is left`);
+      }
+      const bridged = await removeOldIpBridges(rest);
+      assert.deepEqual(bridged.sort(), requests.map((r) => `${r.namespace}/${r.name} ${previousIps(r).join(",")}`).sort());
 
       for (const shape of SHAPES) {
         const row = plan.services.find((s) => s.namespace === "mixed" && s.name === shape.name)!;
@@ -156,7 +173,7 @@ describe("dual-stack plan on a real IPv4 + IPv6 control plane (issue 17)", funct
         assert.deepEqual(JSON.parse(JSON.stringify(rest2)), JSON.parse(JSON.stringify(rest1)), `${shape.name}: ipFamilies, ipFamilyPolicy and every other field kept`);
       }
       // a second run finds every Service moved
-      const again = await runServiceMoves(cluster().kubeConfig(), { moves: requests }, { parallelism: 4, allowLoadBalancerRecreate: false });
+      const again = await runServiceMoves(cluster().kubeConfig(), { moves: requests }, options);
       assert.deepEqual(again.results.map((r) => r.outcome), requests.map(() => "already-moved"));
 
       if (await servesServiceCidrs(cluster().kubeConfig())) {

@@ -4,7 +4,7 @@ import { checkBridgeAdmission } from "../../../lib/preflight/bridgeAdmission";
 import { emptyClusterObjects } from "../../../lib/preflight/clusterObjects";
 import { checkServices } from "../../../lib/preflight/services";
 import { KubeObject, KubeRest, kubeApiError } from "../../../lib/serviceMove/kubeRest";
-import { AHEAD_ANNOTATION, removeNewIpsAhead, routedAheadIpOf, routeNewIpsAhead, withoutNewIpAhead } from "../../../lib/serviceMove/newIpAhead";
+import { AHEAD_ANNOTATION, removeNewIpsAhead, routedAheadIpsOf, routeNewIpsAhead, withoutNewIpAhead } from "../../../lib/serviceMove/newIpAhead";
 import { buildRecreateBody } from "../../../lib/serviceMove/recreateBody";
 import { baseValues } from "../../support/stackValues";
 
@@ -59,20 +59,46 @@ describe("new ClusterIP routed first (services.routeNewIpsFirst)", () => {
 
   it("routes the planned IP after the user's externalIPs, under the version read, and returns the Service as patched", async () => {
     const rest = fakeRest([service(["192.0.2.50"])]);
-    const [routed] = await routeNewIpsAhead(rest, [{ live: service(["192.0.2.50"]), toIP: "10.112.0.20" }]);
+    const [routed] = await routeNewIpsAhead(rest, [{ live: service(["192.0.2.50"]), toIPs: ["10.112.0.20"] }]);
     assert.deepEqual((routed.spec as { externalIPs: string[] }).externalIPs, ["192.0.2.50", "10.112.0.20"]);
-    assert.equal(routedAheadIpOf(routed), "10.112.0.20");
+    assert.deepEqual(routedAheadIpsOf(routed), ["10.112.0.20"]);
     assert.equal(routed.metadata?.annotations?.["example.com/owner"], "team-a");
     assert.deepEqual(rest.patches, [{ metadata: { resourceVersion: "7", annotations: { [AHEAD_ANNOTATION]: "10.112.0.20" } }, spec: { externalIPs: ["192.0.2.50", "10.112.0.20"] } }]);
     // again (a re-run): nothing written
-    await routeNewIpsAhead(rest, [{ live: routed, toIP: "10.112.0.20" }]);
+    await routeNewIpsAhead(rest, [{ live: routed, toIPs: ["10.112.0.20"] }]);
     assert.equal(rest.patches.length, 1);
+  });
+
+  it("a dual-stack Service is routed ahead in both families, one annotation naming both; the re-create body and the sweep take both", async () => {
+    const dual = (externalIPs?: string[], annotations?: Record<string, string>): KubeObject => {
+      const s = service(externalIPs, annotations);
+      Object.assign(s.spec as Record<string, unknown>, { clusterIPs: ["10.96.0.20", "fd00:10:96::14"], ipFamilies: ["IPv4", "IPv6"], ipFamilyPolicy: "PreferDualStack" });
+      return s;
+    };
+    const rest = fakeRest([dual(["192.0.2.50"])]);
+    const [routed] = await routeNewIpsAhead(rest, [{ live: dual(["192.0.2.50"]), toIPs: ["10.112.0.20", "fd00:10:112::14"] }]);
+    assert.deepEqual((routed.spec as { externalIPs: string[] }).externalIPs, ["192.0.2.50", "10.112.0.20", "fd00:10:112::14"]);
+    assert.equal(routed.metadata?.annotations?.[AHEAD_ANNOTATION], "10.112.0.20,fd00:10:112::14");
+    await routeNewIpsAhead(rest, [{ live: routed, toIPs: ["10.112.0.20", "fd00:10:112::14"] }]);
+    assert.equal(rest.patches.length, 1, "a re-run writes nothing");
+    // an earlier release's annotation named the first family only: the second is added, the first not twice
+    const older = fakeRest([dual(["10.112.0.20"], { [AHEAD_ANNOTATION]: "10.112.0.20" })]);
+    const [completed] = await routeNewIpsAhead(older, [{ live: dual(["10.112.0.20"], { [AHEAD_ANNOTATION]: "10.112.0.20" }), toIPs: ["10.112.0.20", "fd00:10:112::14"] }]);
+    assert.deepEqual((completed.spec as { externalIPs: string[] }).externalIPs, ["10.112.0.20", "fd00:10:112::14"]);
+    assert.deepEqual(routedAheadIpsOf(completed), ["10.112.0.20", "fd00:10:112::14"]);
+
+    const { body } = buildRecreateBody(withoutNewIpAhead(routed), "10.96.0.20", "10.112.0.20", { fromIP: "fd00:10:96::14", toIP: "fd00:10:112::14" });
+    assert.deepEqual((body.spec as { externalIPs: string[] }).externalIPs, ["192.0.2.50"]);
+    assert.deepEqual((body.spec as { clusterIPs: string[] }).clusterIPs, ["10.112.0.20", "fd00:10:112::14"]);
+    assert.deepEqual(await removeNewIpsAhead(rest), ["shop/web 10.112.0.20,fd00:10:112::14"]);
+    const [swept] = await rest.list("");
+    assert.deepEqual((swept.spec as { externalIPs: string[] }).externalIPs, ["192.0.2.50"]);
   });
 
   it("a Service written meanwhile is read again and patched at its new version", async () => {
     const rest = fakeRest([service()], 2);
-    const [routed] = await routeNewIpsAhead(rest, [{ live: service(), toIP: "10.112.0.20" }]);
-    assert.equal(routedAheadIpOf(routed), "10.112.0.20");
+    const [routed] = await routeNewIpsAhead(rest, [{ live: service(), toIPs: ["10.112.0.20"] }]);
+    assert.deepEqual(routedAheadIpsOf(routed), ["10.112.0.20"]);
     assert.equal(rest.patches.length, 1);
   });
 
@@ -103,7 +129,7 @@ describe("new ClusterIP routed first (services.routeNewIpsFirst)", () => {
     assert.deepEqual(await removeNewIpsAhead(rest), ["shop/web 10.112.0.20", "shop/lone 10.112.0.21"]);
     const [web] = (await rest.list("")).filter((s) => s.metadata?.name === "web");
     assert.deepEqual((web.spec as { externalIPs: string[] }).externalIPs, ["192.0.2.50"]);
-    assert.equal(routedAheadIpOf(web), undefined);
+    assert.equal(routedAheadIpsOf(web), undefined);
     const [left] = (await rest.list("")).filter((s) => s.metadata?.name === "lone");
     assert.deepEqual(left.spec, { clusterIP: "10.96.0.20", clusterIPs: ["10.96.0.20"], ports: [{ port: 80 }] }, "no externalIPs, and no traffic policy a ClusterIP Service cannot hold");
     assert.equal(rest.patches.length, 2);

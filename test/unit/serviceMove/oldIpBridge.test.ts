@@ -4,7 +4,7 @@ import { ConfigError } from "../../../lib/config/errors";
 import { checkBridgeAdmission } from "../../../lib/preflight/bridgeAdmission";
 import { emptyClusterObjects } from "../../../lib/preflight/clusterObjects";
 import { checkServices } from "../../../lib/preflight/services";
-import { BRIDGE_ANNOTATION, bridgedIpOf, bridgeRemovalPatch, withOldIpBridge } from "../../../lib/serviceMove/oldIpBridge";
+import { BRIDGE_ANNOTATION, bridgedIpsOf, bridgeRemovalPatch, withOldIpBridge } from "../../../lib/serviceMove/oldIpBridge";
 import { KubeObject } from "../../../lib/serviceMove/kubeRest";
 import { correctIpAnnotations } from "../../../lib/serviceMove/ipAnnotations";
 
@@ -32,28 +32,40 @@ describe("old-ClusterIP bridge (pure)", () => {
 
   it("appends the old IP after the user's externalIPs and names it in the annotation; the input is not changed", () => {
     const original = body(["192.0.2.50"]);
-    const bridged = withOldIpBridge(original, "10.96.0.20");
+    const bridged = withOldIpBridge(original, ["10.96.0.20"]);
     assert.deepEqual((bridged.spec as { externalIPs: string[] }).externalIPs, ["192.0.2.50", "10.96.0.20"]);
     assert.deepEqual(bridged.metadata?.annotations, { "example.com/owner": "team-a", [BRIDGE_ANNOTATION]: "10.96.0.20" });
-    assert.equal(bridgedIpOf(bridged), "10.96.0.20");
+    assert.deepEqual(bridgedIpsOf(bridged), ["10.96.0.20"]);
     assert.deepEqual(original, body(["192.0.2.50"]));
   });
 
   it("a Service whose user already lists the old IP is left as it is, so the removal never takes the user's entry", () => {
     const listed = body(["10.96.0.20"]);
-    assert.equal(withOldIpBridge(listed, "10.96.0.20"), listed);
+    assert.equal(withOldIpBridge(listed, ["10.96.0.20"]), listed);
     assert.equal(bridgeRemovalPatch(listed), undefined);
   });
 
   it("the removal patch restores the user's externalIPs, or drops the field they never had, under the version read", () => {
-    const withUsers = { ...withOldIpBridge(body(["192.0.2.50"]), "10.96.0.20") };
+    const withUsers = { ...withOldIpBridge(body(["192.0.2.50"]), ["10.96.0.20"]) };
     withUsers.metadata = { ...withUsers.metadata, resourceVersion: "42" };
     assert.deepEqual(bridgeRemovalPatch(withUsers), {
       metadata: { resourceVersion: "42", annotations: { [BRIDGE_ANNOTATION]: null } },
       spec: { externalIPs: ["192.0.2.50"] },
     });
-    const alone = withOldIpBridge(body(), "10.96.0.20");
+    const alone = withOldIpBridge(body(), ["10.96.0.20"]);
     assert.deepEqual((bridgeRemovalPatch(alone) as { spec: unknown }).spec, { externalIPs: null });
+  });
+
+  it("a dual-stack Service is bridged in both families, one annotation naming both; the removal takes both and only those", () => {
+    const bridged = withOldIpBridge(body(["192.0.2.50"]), ["10.96.0.20", "fd00:10:96::14"]);
+    assert.deepEqual((bridged.spec as { externalIPs: string[] }).externalIPs, ["192.0.2.50", "10.96.0.20", "fd00:10:96::14"]);
+    assert.equal(bridged.metadata?.annotations?.[BRIDGE_ANNOTATION], "10.96.0.20,fd00:10:96::14");
+    assert.deepEqual(bridgedIpsOf(bridged), ["10.96.0.20", "fd00:10:96::14"]);
+    assert.deepEqual((bridgeRemovalPatch(bridged) as { spec: unknown }).spec, { externalIPs: ["192.0.2.50"] });
+    // the user listed the IPv6 one already: only the IPv4 one is ours
+    const partly = withOldIpBridge(body(["fd00:10:96::14"]), ["10.96.0.20", "fd00:10:96::14"]);
+    assert.equal(partly.metadata?.annotations?.[BRIDGE_ANNOTATION], "10.96.0.20");
+    assert.deepEqual((bridgeRemovalPatch(partly) as { spec: unknown }).spec, { externalIPs: ["fd00:10:96::14"] });
   });
 
   it("preflight: a refused dry run is a blocker naming the key, the address and admission's reason; nothing when the bridge is off", () => {
@@ -96,5 +108,6 @@ describe("old-ClusterIP bridge (pure)", () => {
       checkServices({ config, cluster: { ...emptyClusterObjects(), services: [service(annotations)] }, allowSecretValues: false }).map((f) => f.code);
     assert.ok(codes({}).includes("EXTERNAL_IP_IN_OLD_RANGE"), "a user's externalIP in the old range is reported");
     assert.ok(!codes({ [BRIDGE_ANNOTATION]: "10.96.0.20" }).includes("EXTERNAL_IP_IN_OLD_RANGE"), "ours is not");
+    assert.ok(!codes({ [BRIDGE_ANNOTATION]: "10.96.0.20,fd00:10:96::14" }).includes("EXTERNAL_IP_IN_OLD_RANGE"), "nor when the annotation names both families");
   });
 });

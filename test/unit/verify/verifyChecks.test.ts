@@ -80,7 +80,7 @@ describe("verify checks (pure)", () => {
 
   it("a bridge still on a Service (services.bridgeOldIps) is a blocker until a re-run ends it", () => {
     const input = migrated();
-    input.inventory.services.push({ ...svc("shop", "web", "10.112.0.20"), externalIPs: ["10.96.0.20"], bridgedOldIP: "10.96.0.20" });
+    input.inventory.services.push({ ...svc("shop", "web", "10.112.0.20"), externalIPs: ["10.96.0.20"], bridgedOldIPs: ["10.96.0.20"] });
     const found = verifyFindings(input);
     assert.deepStrictEqual(brief(found), [["OLD_IP_BRIDGE_LEFT", "Service shop/web", "spec.externalIPs"]]);
     assert.match(found[0].message, /old ClusterIP 10\.96\.0\.20/);
@@ -89,7 +89,7 @@ describe("verify checks (pure)", () => {
 
   it("a planned IP still routed first (services.routeNewIpsFirst) is a blocker until a re-run's Service moves remove it", () => {
     const input = migrated();
-    input.inventory.services.push({ ...svc("shop", "web", "10.112.0.20"), externalIPs: ["10.112.0.21"], routedAheadIP: "10.112.0.21" });
+    input.inventory.services.push({ ...svc("shop", "web", "10.112.0.20"), externalIPs: ["10.112.0.21"], routedAheadIPs: ["10.112.0.21"] });
     const found = verifyFindings(input);
     assert.deepStrictEqual(brief(found), [["NEW_IP_FIRST_LEFT", "Service shop/web", "spec.externalIPs"]]);
     assert.match(found[0].message, /10\.112\.0\.21 as an externalIP/);
