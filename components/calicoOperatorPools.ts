@@ -9,6 +9,7 @@
  *   and `close` (the old one's nodeSelector "!all()": no node gets a new block from it).
  * - CalicoOperatorPoolRemoval, after kube-proxy: the old pool proven drained (no IPAM block or affinity left), then
  *   `remove` (no longer listed), then the pool deleted, by the operator or, failing that, here.
+ * A dual-stack run moves one pool per family in the same steps: ipPools is one list, so each patch carries both.
  */
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
@@ -24,14 +25,25 @@ interface PoolRef {
   cidr: string;
 }
 
+/** An old pool to remove; `suffix` keeps a second family's resource names apart ("-ipv6"; the first has none). */
+interface OldPoolRef extends PoolRef {
+  suffix?: string;
+}
+
+/** One family's pools: the old one and its replacement. */
+export interface OperatorPoolPair {
+  oldPool: OldPoolRef;
+  newPool: PoolRef;
+}
+
 export interface CalicoOperatorPoolsArgs {
   kubeconfig: pulumi.Input<string>;
   /** The Installation's name ("default"). */
   installation: string;
   /** The ipPools lists of the three steps, from lib/podNetwork/calicoInstallation.installationStages. */
   stages: InstallationStages;
-  oldPool: PoolRef;
-  newPool: PoolRef;
+  /** One per family the run moves, the first family first. */
+  pairs: OperatorPoolPair[];
   /** Seconds the operator gets for each step (default: the provider's). */
   timeoutSeconds?: number;
 }
@@ -55,45 +67,49 @@ export class CalicoOperatorPools extends pulumi.ComponentResource {
 
   constructor(name: string, args: CalicoOperatorPoolsArgs, opts?: pulumi.ComponentResourceOptions) {
     super("cidr-migration:calicoIPPool:CalicoOperatorPools", name, {}, opts);
-    const { kubeconfig, installation, oldPool, newPool, timeoutSeconds } = args;
+    const { kubeconfig, installation, pairs, timeoutSeconds } = args;
     const where = `Installation ${installation}`;
+    const olds = pairs.map((p) => p.oldPool);
+    const news = pairs.map((p) => p.newPool);
+    const named = (pools: PoolRef[]) => pools.map((p) => `${p.name} (${p.cidr})`).join(" and ");
     // A degraded operator would not carry out the edits: stop before the first one.
     this.operatorHealthy = new CalicoOperatorReconciled(`${name}-operator-healthy`, {
-      kubeconfig, timeoutSeconds, purpose: `its current pools (before any change)`, expect: [{ cidr: oldPool.cidr }],
+      kubeconfig, timeoutSeconds, purpose: `its current pools (before any change)`, expect: olds.map((p) => ({ cidr: p.cidr })),
     }, { parent: this, dependsOn: withParentDependsOn(opts) });
     this.addNewPool = installationPatch(`${name}-add-new-pool`, installation, args.stages.add, { parent: this, dependsOn: [this.operatorHealthy] });
     this.newPoolReady = new CalicoOperatorReconciled(`${name}-new-pool-ready`, {
-      kubeconfig, timeoutSeconds, purpose: `the new pool ${newPool.name} (${newPool.cidr}) listed in ${where}`, expect: [{ cidr: oldPool.cidr }, { cidr: newPool.cidr }],
+      kubeconfig, timeoutSeconds, purpose: `the new pool ${named(news)} listed in ${where}`, expect: [...olds, ...news].map((p) => ({ cidr: p.cidr })),
     }, { parent: this, dependsOn: [this.addNewPool] });
     this.closeOldPool = installationPatch(`${name}-close-old-pool`, installation, args.stages.close, { parent: this, dependsOn: [this.newPoolReady] });
     this.oldPoolClosed = new CalicoOperatorReconciled(`${name}-old-pool-closed`, {
-      kubeconfig, timeoutSeconds, purpose: `nodeSelector "${CLOSED_NODE_SELECTOR}" on the old pool ${oldPool.name} (${oldPool.cidr}) in ${where}`,
-      expect: [{ cidr: oldPool.cidr, nodeSelector: CLOSED_NODE_SELECTOR }, { cidr: newPool.cidr }],
+      kubeconfig, timeoutSeconds, purpose: `nodeSelector "${CLOSED_NODE_SELECTOR}" on the old pool ${named(olds)} in ${where}`,
+      expect: [...olds.map((p) => ({ cidr: p.cidr, nodeSelector: CLOSED_NODE_SELECTOR })), ...news.map((p) => ({ cidr: p.cidr }))],
     }, { parent: this, dependsOn: [this.closeOldPool] });
-    this.registerOutputs({ newPoolName: newPool.name });
+    this.registerOutputs({ newPoolName: news[0].name });
   }
 }
 
 export interface CalicoOperatorPoolRemovalArgs {
   kubeconfig: pulumi.Input<string>;
   installation: string;
-  /** The ipPools list without the old pool (InstallationStages.remove). */
+  /** The ipPools list without the old pools (InstallationStages.remove). */
   remaining: InstallationPool[];
-  oldPool: PoolRef;
+  /** One per family the run moves, the first family first. */
+  oldPools: OldPoolRef[];
   timeoutSeconds?: number;
 }
 
 export class CalicoOperatorPoolRemoval extends pulumi.ComponentResource {
-  readonly drained: CalicoPoolRemoval;
+  readonly drained: CalicoPoolRemoval[];
   readonly unlist: k8s.apiextensions.CustomResourcePatch;
-  readonly removal: CalicoPoolRemoval;
+  readonly removal: CalicoPoolRemoval[];
 
   constructor(name: string, args: CalicoOperatorPoolRemovalArgs, opts?: pulumi.ComponentResourceOptions) {
     super("cidr-migration:calicoIPPool:CalicoOperatorPoolRemoval", name, {}, opts);
-    const pool = { kubeconfig: args.kubeconfig, poolName: args.oldPool.name, poolCidr: args.oldPool.cidr, installation: args.installation, timeoutSeconds: args.timeoutSeconds };
-    this.drained = new CalicoPoolRemoval(`${name}-drained`, { ...pool, step: "check" }, { parent: this, dependsOn: withParentDependsOn(opts) });
-    this.unlist = installationPatch(`${name}-remove-from-installation`, args.installation, args.remaining, { parent: this, dependsOn: [this.drained] });
-    this.removal = new CalicoPoolRemoval(`${name}-deleted`, { ...pool, step: "delete" }, { parent: this, dependsOn: [this.unlist] });
-    this.registerOutputs({ result: this.removal.result });
+    const pool = (p: OldPoolRef) => ({ kubeconfig: args.kubeconfig, poolName: p.name, poolCidr: p.cidr, installation: args.installation, timeoutSeconds: args.timeoutSeconds });
+    this.drained = args.oldPools.map((p) => new CalicoPoolRemoval(`${name}-drained${p.suffix ?? ""}`, { ...pool(p), step: "check" }, { parent: this, dependsOn: withParentDependsOn(opts) }));
+    this.unlist = installationPatch(`${name}-remove-from-installation`, args.installation, args.remaining, { parent: this, dependsOn: this.drained });
+    this.removal = args.oldPools.map((p) => new CalicoPoolRemoval(`${name}-deleted${p.suffix ?? ""}`, { ...pool(p), step: "delete" }, { parent: this, dependsOn: [this.unlist] }));
+    this.registerOutputs({ result: this.removal[0].result });
   }
 }

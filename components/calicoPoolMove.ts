@@ -2,16 +2,16 @@
  * The Calico part of the graph, on the path the plan chose (plan.calicoPools): the IPPool objects directly
  * (CalicoIPPool, CalicoOldPoolRemoval) or through the Tigera operator's Installation (CalicoOperatorPools,
  * CalicoOperatorPoolRemoval). index.ts declares both halves through PlanOrder; the Calico e2e program declares
- * them alone. A dual-stack run moves each family's IPPool (one pool per family, Calico's dual-stack layout).
+ * them alone. A dual-stack run moves each family's pool (one pool per family, Calico's dual-stack layout).
  */
 import * as pulumi from "@pulumi/pulumi";
 import { CalicoIPPool, CalicoOldPoolRemoval } from "./calicoIPPool";
 import { CalicoOperatorPoolRemoval, CalicoOperatorPools } from "./calicoOperatorPools";
 import { cidrsOverlap } from "../lib/net/cidr";
-import { installationStages, listedOldPool } from "../lib/podNetwork/calicoInstallation";
+import { installationStages, listedOldPool, newPoolNameIn } from "../lib/podNetwork/calicoInstallation";
 import { Inventory } from "../lib/plan/inventory";
 import { Plan } from "../lib/plan/planModel";
-import { cniSummary } from "../lib/plan/calicoPools";
+import { calicoPoolRangeMoves, cniSummary } from "../lib/plan/calicoPools";
 
 type Make = (opts: pulumi.ComponentResourceOptions) => pulumi.Resource;
 
@@ -21,7 +21,7 @@ export interface CalicoPoolMove {
   pools: Make | string;
   /** The old pool's removal, after kube-proxy (step remove-old-pool). */
   removal: Make | string;
-  /** A dual-stack run's second family, its own pool moved the same way (IPPool objects only: issue 17). */
+  /** A dual-stack run's second family on the IPPool-object path, its own pool moved the same way (the operator path moves both in `pools` and `removal`). */
   otherFamily?: CalicoPoolMove;
 }
 
@@ -45,18 +45,25 @@ export function calicoPoolMove(args: CalicoPoolMoveArgs): CalicoPoolMove {
   if (plan.calicoPools?.management === "operator") {
     const installation = plan.calicoPools.installation!;
     const listed = inventory.cni.calicoOperator!.ipPools!;
-    const listedOld = listedOldPool(listed, podCidr.from, podCidr.to);
-    const oldPool = { name: livePool?.name ?? listedOld?.name ?? plan.calicoPools.oldPool ?? "", cidr: livePool?.cidr ?? listedOld?.cidr ?? podCidr.from };
-    const newPool = { name: plan.calicoPools.newPool, cidr: podCidr.to };
+    // Per family: the pool to move while the Installation lists it, else (a re-run after the unlist step, which
+    // takes both families in one patch) the pool to delete while it is there.
+    const pairs = calicoPoolRangeMoves(podCidr, plan.secondFamily).flatMap((m, i) => {
+      const live = inventory.cni.calicoPools.find((p) => cidrsOverlap(p.cidr, m.from));
+      const listedOld = listedOldPool(listed, m.from, m.to);
+      if (!live && !listedOld) return [];
+      const oldName = live?.name ?? listedOld?.name ?? (i === 0 ? plan.calicoPools!.oldPool : undefined) ?? "";
+      const suffix = i === 0 ? "" : `-${plan.secondFamily!.family.toLowerCase()}`;
+      return [{ move: m, listed: listedOld !== undefined, oldPool: { name: oldName, cidr: live?.cidr ?? listedOld?.cidr ?? m.from, suffix }, newPool: { name: newPoolNameIn(inventory.cni.calicoOperator!, m.to), cidr: m.to } }];
+    });
+    const toMove = pairs.filter((p) => p.listed);
     const timeoutSeconds = args.operatorTimeoutSeconds;
-    // Unlisted already (a re-run after that step): only the deletion of a pool still there is left.
-    const stages = listedOld ? installationStages(listed, podCidr.from, podCidr.to) : { add: listed, close: listed, remove: listed };
+    const stages = toMove.length > 0 ? installationStages(listed, toMove.map((p) => p.move)) : { add: listed, close: listed, remove: listed };
     return {
-      pools: listedOld
-        ? (o) => new CalicoOperatorPools("calico-pool", { kubeconfig, installation, stages, oldPool, newPool, timeoutSeconds }, { ...o, provider })
+      pools: toMove.length > 0
+        ? (o) => new CalicoOperatorPools("calico-pool", { kubeconfig, installation, stages, pairs: toMove, timeoutSeconds }, { ...o, provider })
         : `Installation ${installation} no longer lists a pool in ${podCidr.from}`,
-      removal: listedOld || livePool
-        ? (o) => new CalicoOperatorPoolRemoval("calico-old-pool", { kubeconfig, installation, remaining: stages.remove, oldPool, timeoutSeconds }, { ...o, provider })
+      removal: pairs.length > 0
+        ? (o) => new CalicoOperatorPoolRemoval("calico-old-pool", { kubeconfig, installation, remaining: stages.remove, oldPools: pairs.map((p) => p.oldPool), timeoutSeconds }, { ...o, provider })
         : moved,
     };
   }

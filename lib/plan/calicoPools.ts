@@ -4,7 +4,8 @@
  */
 import { cidrsOverlap, isCidr, normalizeCidr } from "../net/cidr";
 import { defaultNewPoolName } from "../podNetwork/calicoPool";
-import { INSTALLATION_NAME, installationRefusals, listedOldPool, newPoolNameIn } from "../podNetwork/calicoInstallation";
+import { INSTALLATION_NAME, installationRefusals, listedOldPool, newPoolNameIn, PoolRangeMove } from "../podNetwork/calicoInstallation";
+import { SecondFamily } from "../config/migrationConfig";
 import { CniInfo } from "./inventory";
 import { CalicoPoolPlan, Plan } from "./planModel";
 
@@ -35,8 +36,14 @@ export function calicoPoolPlan(cni: CniInfo, podCidr: { from: string; to: string
   return { management: "manifest", oldPool: oldPool?.name, newPool: defaultNewPoolName(podCidr.to), reason: `${why}: the IPPool objects are edited directly` };
 }
 
+/** The pool moves of a run: the first family's, and a dual-stack run's second one when it moves (not when it is added). */
+export function calicoPoolRangeMoves(podCidr: PoolRangeMove, second?: Pick<SecondFamily, "role" | "podCidr">): PoolRangeMove[] {
+  const other = second?.role === "move" && second.podCidr.from ? [{ from: second.podCidr.from, to: second.podCidr.to }] : [];
+  return [{ from: podCidr.from, to: podCidr.to }, ...other];
+}
+
 /** Why the operator path cannot run on this cluster (empty on the manifest path, or when it can). */
-export function calicoPoolRefusals(cni: CniInfo, podCidr: { from: string; to: string }): string[] {
+export function calicoPoolRefusals(cni: CniInfo, podCidr: PoolRangeMove, second?: Pick<SecondFamily, "family" | "role" | "podCidr">): string[] {
   const operator = cni.calicoOperator;
   if (!operator?.ipPools) return [];
   const invalid = operator.ipPools.filter((p) => !isCidr(p.cidr));
@@ -44,7 +51,7 @@ export function calicoPoolRefusals(cni: CniInfo, podCidr: { from: string; to: st
     return invalid.map((p) => `Installation ${INSTALLATION_NAME} lists pool ${p.name ?? "(unnamed)"} with cidr "${String(p.cidr)}", which is not a CIDR; fix the Installation first`);
   }
   if (calicoPoolPlan(cni, podCidr).management !== "operator") return [];
-  return installationRefusals(operator, cni.calicoPools, podCidr.from, podCidr.to);
+  return installationRefusals(operator, cni.calicoPools, calicoPoolRangeMoves(podCidr, second), second?.role === "add" ? second.family : undefined);
 }
 
 /** The CNI as plan, report and preview name it, with the Calico pools' path. */

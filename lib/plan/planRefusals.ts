@@ -64,7 +64,7 @@ function cni(config: MigrationConfig, inventory: Inventory): ConfigProblem[] {
 /** Installation pools the Tigera operator could not move as planned (lib/podNetwork/calicoInstallation.ts). */
 function calicoOperator(config: MigrationConfig, inventory: Inventory, plan: Plan): ConfigProblem[] {
   if (plan.cni !== "calico") return [];
-  return calicoPoolRefusals(inventory.cni, config.podCidr).map((message) => problem("podCidr", message));
+  return calicoPoolRefusals(inventory.cni, config.podCidr, config.secondFamily).map((message) => problem("podCidr", message));
 }
 
 /** The ranges a kubeadm serviceSubnet or ServiceCIDR lists, normalized; unparsable entries are dropped. */

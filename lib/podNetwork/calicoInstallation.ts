@@ -45,17 +45,28 @@ export function newInstallationPool(old: InstallationPool, newCidr: string, name
   return { ...settings, name, cidr: normalizeCidr(newCidr) };
 }
 
+/** One family's pool move: the old pod range and the new CIDR (a dual-stack run has one per family). */
+export interface PoolRangeMove {
+  from: string;
+  to: string;
+}
+
 /**
- * The three ipPools lists, from the list as found (before the run or part-way through it): a re-run finds the
- * new entry already listed and keeps it as it is, and finds the old one closed and keeps it closed.
+ * The three ipPools lists, from the list as found (before the run or part-way through it): a re-run finds a new
+ * entry already listed and keeps it as it is, and finds an old one closed and keeps it closed. A dual-stack run moves
+ * both families' pools in each list (ipPools is one atomic list, so one patch per step carries both).
  */
-export function installationStages(found: InstallationPool[], oldRange: string, newCidr: string): InstallationStages {
-  const old = listedOldPool(found, oldRange, newCidr);
-  if (!old) throw new UserError(`Installation ${INSTALLATION_NAME} lists no pool in the old pod range ${oldRange}`);
-  const listedNew = found.find((p) => sameCidr(p.cidr, newCidr));
-  const add = listedNew ? found : [...found, newInstallationPool(old, newCidr)];
-  const close = add.map((p) => (p === old ? { ...p, nodeSelector: CLOSED_NODE_SELECTOR } : p));
-  const remove = add.filter((p) => p !== old);
+export function installationStages(found: InstallationPool[], moves: readonly PoolRangeMove[]): InstallationStages {
+  const olds: InstallationPool[] = [];
+  let add = found;
+  for (const { from, to } of moves) {
+    const old = listedOldPool(found, from, to);
+    if (!old) throw new UserError(`Installation ${INSTALLATION_NAME} lists no pool in the old pod range ${from}`);
+    olds.push(old);
+    if (!found.some((p) => sameCidr(p.cidr, to))) add = [...add, newInstallationPool(old, to)];
+  }
+  const close = add.map((p) => (olds.includes(p) ? { ...p, nodeSelector: CLOSED_NODE_SELECTOR } : p));
+  const remove = add.filter((p) => !olds.includes(p));
   return { add, close, remove };
 }
 
@@ -66,32 +77,35 @@ export function newPoolNameIn(operator: CalicoOperatorInfo, newCidr: string): st
 
 /**
  * Why the Installation's pools cannot be moved safely, one line each (empty: they can). `livePools` are the
- * crd.projectcalico.org/v1 IPPools as discovered.
+ * crd.projectcalico.org/v1 IPPools as discovered; `moves` one per family the run moves; `addedFamily` the family a
+ * run adds (its pool, listed already in its new range, is left as it is).
  */
-export function installationRefusals(operator: CalicoOperatorInfo, livePools: CalicoPoolInfo[], oldRange: string, newCidr: string): string[] {
+export function installationRefusals(operator: CalicoOperatorInfo, livePools: CalicoPoolInfo[], moves: readonly PoolRangeMove[], addedFamily?: string): string[] {
   const pools = operator.ipPools ?? [];
   const problems: string[] = [];
   const where = `Installation ${INSTALLATION_NAME}`;
-  const inOld = pools.filter((p) => cidrsOverlap(p.cidr, oldRange) && !sameCidr(p.cidr, newCidr));
-  if (inOld.length > 1) {
-    problems.push(`${where} lists ${inOld.length} pools in the old pod range ${oldRange} (${inOld.map((p) => `${p.name ?? "(unnamed)"} ${p.cidr}`).join(", ")}); the run moves one pool, so merge them or move the others by hand first`);
+  const families = [...moves.map((m) => familyOf(m.from)), ...(addedFamily ? [addedFamily] : [])];
+  for (const p of pools.filter((pool) => !families.includes(familyOf(pool.cidr)))) {
+    problems.push(`${where} lists the ${familyOf(p.cidr)} pool ${p.name ?? "(unnamed)"} ${p.cidr}, and this run moves only the ${families.join(" and ")} pod range; a dual-stack pod network needs both families in podCidr (a pair), so that both move together`);
   }
-  const family = familyOf(oldRange);
-  for (const p of pools.filter((pool) => familyOf(pool.cidr) !== family)) {
-    problems.push(`${where} lists the ${familyOf(p.cidr)} pool ${p.name ?? "(unnamed)"} ${p.cidr}, and this run moves only the ${family} pod range; a dual-stack pod network needs both families moved together, which this version does not do`);
-  }
-  for (const live of livePools.filter((p) => cidrsOverlap(p.cidr, oldRange))) {
-    const listed = pools.find((p) => sameCidr(p.cidr, live.cidr));
-    if (!listed) {
-      problems.push(`IPPool ${live.name} (${live.cidr}) is in the old pod range but ${where} does not list it, so the old range is held both by the operator and outside it; add it to the Installation or delete it, then re-run`);
-    } else if (listed.blockSize !== undefined && live.blockSize !== undefined && listed.blockSize !== live.blockSize) {
-      problems.push(`${where} gives pool ${listed.name ?? listed.cidr} blockSize ${listed.blockSize} but IPPool ${live.name} has ${live.blockSize}: Calico cannot change a pool's blockSize, so the operator cannot apply it; set it back to ${live.blockSize} in the Installation`);
+  for (const { from: oldRange, to: newCidr } of moves) {
+    const inOld = pools.filter((p) => cidrsOverlap(p.cidr, oldRange) && !sameCidr(p.cidr, newCidr));
+    if (inOld.length > 1) {
+      problems.push(`${where} lists ${inOld.length} pools in the old pod range ${oldRange} (${inOld.map((p) => `${p.name ?? "(unnamed)"} ${p.cidr}`).join(", ")}); the run moves one pool per family, so merge them or move the others by hand first`);
     }
-  }
-  const old = inOld[0];
-  if (old?.blockSize !== undefined) {
-    const prefix = parseCidr(newCidr).prefix;
-    if (prefix > old.blockSize) problems.push(`the new pod range ${newCidr} is smaller than one Calico block (/${old.blockSize}, pool ${old.name ?? old.cidr} in ${where}); choose a range of /${old.blockSize} or larger`);
+    for (const live of livePools.filter((p) => cidrsOverlap(p.cidr, oldRange))) {
+      const listed = pools.find((p) => sameCidr(p.cidr, live.cidr));
+      if (!listed) {
+        problems.push(`IPPool ${live.name} (${live.cidr}) is in the old pod range but ${where} does not list it, so the old range is held both by the operator and outside it; add it to the Installation or delete it, then re-run`);
+      } else if (listed.blockSize !== undefined && live.blockSize !== undefined && listed.blockSize !== live.blockSize) {
+        problems.push(`${where} gives pool ${listed.name ?? listed.cidr} blockSize ${listed.blockSize} but IPPool ${live.name} has ${live.blockSize}: Calico cannot change a pool's blockSize, so the operator cannot apply it; set it back to ${live.blockSize} in the Installation`);
+      }
+    }
+    const old = inOld[0];
+    if (old?.blockSize !== undefined) {
+      const prefix = parseCidr(newCidr).prefix;
+      if (prefix > old.blockSize) problems.push(`the new pod range ${newCidr} is smaller than one Calico block (/${old.blockSize}, pool ${old.name ?? old.cidr} in ${where}); choose a range of /${old.blockSize} or larger`);
+    }
   }
   if (operator.apiServerState !== "Ready" && !operator.v3Served) {
     problems.push(`the Tigera operator changes pools only through the Calico API server (projectcalico.org/v3), and APIServer default ${operator.apiServerState === undefined ? "is absent" : operator.apiServerState === "" ? "has no status yet" : `is "${operator.apiServerState}", not Ready`}; install or fix it (kubectl get tigerastatus apiserver) before the run`);

@@ -10,16 +10,14 @@
  * The operator path end to end, through the real engine, is test/e2e/calicoPaths.test.ts.
  */
 import { strict as assert } from "assert";
-import * as fs from "fs";
-import * as path from "path";
-import { ApiextensionsV1Api, CustomObjectsApi, KubeConfig, KubernetesObjectApi, PatchStrategy, V1CustomResourceDefinition } from "@kubernetes/client-node";
-import { parse } from "yaml";
+import { CustomObjectsApi, KubeConfig, KubernetesObjectApi, PatchStrategy } from "@kubernetes/client-node";
 import { calicoOperatorReconciledProvider } from "../../dynamic-providers/calicoOperatorReconciled";
 import { calicoPoolRemovalProvider } from "../../dynamic-providers/calicoPoolRemoval";
 import { disabledPoolPatch } from "../../lib/podNetwork/calicoPool";
 import { calicoPoolPlan, calicoPoolRefusals } from "../../lib/plan/calicoPools";
 import { discoverInventory } from "../../lib/plan/discovery";
 import { useTestCluster } from "../testbed/fixture";
+import { installCalicoCrds } from "../support/calicoCrds";
 import { eventually, installOperator, OperatorInstall } from "../support/tigeraOperatorFixture";
 
 const CALICO = { group: "crd.projectcalico.org", version: "v1" };
@@ -27,15 +25,6 @@ const TIGERA = { group: "operator.tigera.io", version: "v1" };
 const OLD = "10.244.0.0/16";
 const NEW = "10.48.0.0/16";
 const OLD_ENTRY = { name: "default-ipv4-ippool", cidr: OLD, blockSize: 26, encapsulation: "IPIP", natOutgoing: "Enabled", nodeSelector: "all()", assignmentMode: "Automatic" };
-
-async function installCalicoCrds(kc: KubeConfig): Promise<void> {
-  const api = kc.makeApiClient(ApiextensionsV1Api);
-  for (const file of ["crd.projectcalico.org_ippools.yaml", "crd.projectcalico.org_ipamblocks.yaml", "crd.projectcalico.org_blockaffinities.yaml"]) {
-    const crd = parse(fs.readFileSync(path.join(__dirname, "..", "fixtures", "testbed", file), "utf8")) as V1CustomResourceDefinition;
-    await api.createCustomResourceDefinition({ body: crd });
-    await eventually(`CRD ${file}`, async () => (await api.readCustomResourceDefinition({ name: crd.metadata!.name! })).status?.conditions?.some((c) => c.type === "Established" && c.status === "True") ?? false);
-  }
-}
 
 describe("Calico under the Tigera operator (pool-controller stand-in) on the test bed", function () {
   this.timeout(120_000);

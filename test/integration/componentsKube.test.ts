@@ -17,8 +17,7 @@ import { strict as assert } from "assert";
 import * as fs from "fs";
 import * as path from "path";
 import {
-  ApiextensionsV1Api, AppsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, KubernetesObject, KubernetesObjectApi, PatchStrategy,
-  V1CustomResourceDefinition,
+  AppsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, KubernetesObject, KubernetesObjectApi, PatchStrategy,
 } from "@kubernetes/client-node";
 import { parse, parseAllDocuments } from "yaml";
 import { CalicoIPPool } from "../../components/calicoIPPool";
@@ -28,6 +27,7 @@ import { FlannelConfig } from "../../components/flannelConfig";
 import { KubeProxyConfig } from "../../components/kubeProxyConfig";
 import { CalicoPoolRemoval } from "../../dynamic-providers/calicoPoolRemoval";
 import { useTestCluster } from "../testbed/fixture";
+import { installCalicoCrds } from "../support/calicoCrds";
 import { MockGraph, RegisteredResource, captureGraph } from "../support/pulumiMocks";
 import { ProviderHost, registrationOf, startProviderHost, urnOf } from "../support/providerHost";
 
@@ -80,19 +80,6 @@ function systemObjects(): KubernetesObject[] {
 
 async function applyAs(kc: KubeConfig, manager: string, body: KubernetesObject, force: boolean): Promise<KubernetesObject> {
   return KubernetesObjectApi.makeApiClient(kc).patch(body, undefined, undefined, manager, force, PatchStrategy.ServerSideApply);
-}
-
-async function installCalicoCrds(kc: KubeConfig): Promise<void> {
-  const api = kc.makeApiClient(ApiextensionsV1Api);
-  for (const file of ["crd.projectcalico.org_ippools.yaml", "crd.projectcalico.org_ipamblocks.yaml", "crd.projectcalico.org_blockaffinities.yaml"]) {
-    const crd = parse(read("testbed", file)) as V1CustomResourceDefinition;
-    await api.createCustomResourceDefinition({ body: crd });
-    for (;;) {
-      const live = await api.readCustomResourceDefinition({ name: crd.metadata!.name! });
-      if (live.status?.conditions?.some((c) => c.type === "Established" && c.status === "True")) break;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
 }
 
 /** Live ConfigMaps as the mocks' ConfigMap.get answers them. */

@@ -28,7 +28,7 @@ describe("Calico through the Tigera operator: Installation ipPools", () => {
   });
 
   it("add / close / remove: the new pool copies the old one's settings; the old one is closed, then unlisted", () => {
-    const stages = installationStages(POOLS, OLD, NEW);
+    const stages = installationStages(POOLS, [RANGE]);
     const added = { name: "cidr-migration-10-48-0-0-16", blockSize: 26, cidr: NEW, encapsulation: "VXLANCrossSubnet", natOutgoing: "Enabled", nodeSelector: "all()" };
     assert.deepEqual(stages.add, [POOLS[0], added]);
     assert.deepEqual(stages.close, [{ ...POOLS[0], nodeSelector: "!all()" }, added]);
@@ -36,8 +36,8 @@ describe("Calico through the Tigera operator: Installation ipPools", () => {
   });
 
   it("a re-run part-way keeps the listed new pool as it is and the old one closed", () => {
-    const mid = installationStages(POOLS, OLD, NEW).close;
-    const again = installationStages(mid, OLD, NEW);
+    const mid = installationStages(POOLS, [RANGE]).close;
+    const again = installationStages(mid, [RANGE]);
     assert.deepEqual(again.add, mid);
     assert.deepEqual(again.close, mid);
     assert.deepEqual(again.remove, [mid[1]]);
@@ -46,10 +46,30 @@ describe("Calico through the Tigera operator: Installation ipPools", () => {
   it("other pools are kept in every list, and disableNewAllocations is not copied", () => {
     const other = { name: "lb", cidr: "172.30.0.0/24", allowedUses: ["LoadBalancer"], encapsulation: "None", nodeSelector: "all()" };
     const pools = [{ ...POOLS[0], disableNewAllocations: false, allowedUses: ["Workload", "Tunnel"] }, other];
-    const stages = installationStages(pools, OLD, NEW);
+    const stages = installationStages(pools, [RANGE]);
     assert.deepEqual(stages.remove.map((p) => p.name), ["lb", "cidr-migration-10-48-0-0-16"]);
     assert.equal("disableNewAllocations" in stages.add[2], false);
     assert.deepEqual(stages.add[2].allowedUses, ["Workload", "Tunnel"]);
+  });
+
+  it("dual-stack: each list carries both families, each new pool copying its own family's old one; a re-run part-way keeps both", () => {
+    const v6 = { name: "default-ipv6-ippool", blockSize: 122, cidr: "fd00:10:244::/56", encapsulation: "None", natOutgoing: "Disabled", nodeSelector: "all()" };
+    const V6 = { from: "fd00:10:244::/56", to: "fd00:10:48::/56" };
+    const stages = installationStages([POOLS[0], v6], [RANGE, V6]);
+    const added4 = { ...POOLS[0], name: "cidr-migration-10-48-0-0-16", cidr: NEW };
+    const added6 = { ...v6, name: "cidr-migration-fd00-10-48-56", cidr: "fd00:10:48::/56" };
+    assert.deepEqual(stages.add, [POOLS[0], v6, added4, added6]);
+    assert.deepEqual(stages.close, [{ ...POOLS[0], nodeSelector: "!all()" }, { ...v6, nodeSelector: "!all()" }, added4, added6]);
+    assert.deepEqual(stages.remove, [added4, added6]);
+    assert.deepEqual(installationStages(stages.close, [RANGE, V6]), { add: stages.close, close: stages.close, remove: [added4, added6] });
+    // moved together, the IPv6 pool is no reason to refuse; a run adding IPv6 leaves its listed pool alone
+    const both = operator({ ipPools: [POOLS[0], v6] });
+    const live6 = { name: "default-ipv6-ippool", cidr: "fd00:10:244::/56", blockSize: 122, natOutgoing: false, nodeSelector: "all()" };
+    assert.deepEqual(installationRefusals(both, [livePool, live6], [RANGE, V6]), []);
+    assert.deepEqual(calicoPoolRefusals(cni(both), RANGE, { family: "IPv6", role: "move", podCidr: { ...V6, nodeMaskSize: 64 } }), []);
+    const added = operator({ ipPools: [POOLS[0], { ...v6, cidr: "fd00:10:48::/56" }] });
+    assert.deepEqual(calicoPoolRefusals(cni(added), RANGE, { family: "IPv6", role: "add", podCidr: { to: "fd00:10:48::/56", nodeMaskSize: 64 } }), []);
+    assert.match(calicoPoolRefusals(cni(added), RANGE).join(), /lists the IPv6 pool default-ipv6-ippool fd00:10:48::\/56, and this run moves only the IPv4 pod range; a dual-stack pod network needs both families in podCidr/);
   });
 
   it("refuses to copy a closed old pool's nodeSelector when no new pool is listed", () => {
@@ -61,7 +81,7 @@ describe("Calico through the Tigera operator: Installation ipPools", () => {
     assert.deepEqual({ ...op, reason: undefined }, { management: "operator", installation: "default", oldPool: "default-ipv4-ippool", newPool: "cidr-migration-10-48-0-0-16", reason: undefined });
     assert.match(op.reason, /Installation default lists pool default-ipv4-ippool \(192\.168\.0\.0\/16\): the Tigera operator owns the pools/);
     assert.equal(cniSummary({ cni: "calico", calicoPools: op }), "calico (pools: through Installation default)");
-    const partWay = installationStages(POOLS, OLD, NEW).remove;
+    const partWay = installationStages(POOLS, [RANGE]).remove;
     assert.equal(calicoPoolPlan(cni(operator({ ipPools: partWay })), RANGE).management, "operator");
     for (const [info, why] of [
       [undefined, /no Tigera operator Installation/],
@@ -78,7 +98,7 @@ describe("Calico through the Tigera operator: Installation ipPools", () => {
 
   it("refuses, before any change, what the operator cannot carry out, naming the pool and the fix", () => {
     assert.deepEqual(calicoPoolRefusals(cni(operator()), RANGE), []);
-    const refusal = (info: CalicoOperatorInfo, live = [livePool]) => installationRefusals(info, live, OLD, NEW).join("\n");
+    const refusal = (info: CalicoOperatorInfo, live = [livePool]) => installationRefusals(info, live, [RANGE]).join("\n");
     assert.match(refusal(operator({ ipPools: [{ ...POOLS[0], blockSize: 24 }] })), /gives pool default-ipv4-ippool blockSize 24 but IPPool default-ipv4-ippool has 26: Calico cannot change a pool's blockSize/);
     assert.match(refusal(operator({ ipPools: [...POOLS, { name: "default-ipv6-ippool", cidr: "fd00:10:244::/56" }] })), /lists the IPv6 pool default-ipv6-ippool fd00:10:244::\/56, and this run moves only the IPv4 pod range/);
     assert.match(refusal(operator({ ipPools: [...POOLS, { name: "second", cidr: "192.168.128.0/17" }] })), /lists 2 pools in the old pod range 192\.168\.0\.0\/16 \(default-ipv4-ippool 192\.168\.0\.0\/16, second 192\.168\.128\.0\/17\)/);
@@ -86,7 +106,7 @@ describe("Calico through the Tigera operator: Installation ipPools", () => {
     assert.match(refusal(operator({ apiServerState: undefined, v3Served: false })), /changes pools only through the Calico API server \(projectcalico\.org\/v3\), and APIServer default is absent/);
     assert.match(refusal(operator({ apiServerState: "Progressing", v3Served: false })), /APIServer default is "Progressing", not Ready/);
     assert.equal(refusal(operator({ apiServerState: undefined, v3Served: true })), "", "v3 served as CRDs needs no API server");
-    assert.match(installationRefusals(operator(), [livePool], OLD, "10.48.0.0/28").join(), /smaller than one Calico block \(\/26/);
+    assert.match(installationRefusals(operator(), [livePool], [{ from: OLD, to: "10.48.0.0/28" }]).join(), /smaller than one Calico block \(\/26/);
     assert.match(calicoPoolRefusals(cni(operator({ ipPools: [{ name: "bad", cidr: "192.168.0.1/16" }] })), RANGE).join(), /lists pool bad with cidr "192\.168\.0\.1\/16", which is not a CIDR/);
   });
 });
