@@ -10,6 +10,8 @@
  *   certificate);
  * - apiServer.certSANs += `extraSans` (by default the OLD `kubernetes` Service IP, so pods that still reach the
  *   apiserver through the old Service IP keep verifying it until they are re-created);
+ * - etcd.local.serverCertSANs and peerCertSANs += `etcdExtraSans` (a node address change keeps the old address in
+ *   etcd's certificates while members still reach each other there);
  * - certificatesDir → `certificatesDir` (the node's PKI directory, under the sandbox root in tests).
  * An InitConfiguration document in the same apiVersion comes first, carrying this node's name and advertise
  * address (both are SANs; without them kubeadm would guess from the default route).
@@ -33,8 +35,10 @@ export interface KubeadmCertConfigInput {
   advertiseAddress: string;
   /** The apiserver's --secure-port on this node (default 6443). */
   bindPort?: number;
-  /** Extra SANs (IPs or DNS names) for this certificate only. */
+  /** Extra SANs (IPs or DNS names) for the apiserver certificate only. */
   extraSans?: readonly string[];
+  /** Extra SANs for etcd's server and peer certificates (stacked etcd; ignored with external etcd). */
+  etcdExtraSans?: readonly string[];
   /** Where kubeadm reads ca.crt/ca.key and writes apiserver.crt/key. */
   certificatesDir: string;
 }
@@ -58,14 +62,11 @@ export function kubeadmCertConfig(input: KubeadmCertConfigInput): string {
 
   doc.setIn(["networking", "serviceSubnet"], normalizeCidr(input.serviceSubnet));
   doc.set("certificatesDir", input.certificatesDir);
-  const extras = (input.extraSans ?? []).map((san) => (isIpAddress(san) ? normalizeIp(san) : san));
-  if (extras.length > 0) {
-    const existing = doc.getIn(["apiServer", "certSANs"], true);
-    if (existing !== undefined && !isSeq(existing)) throw new UserError(`${SOURCE}: apiServer.certSANs is not a list; fix the ConfigMap first`);
-    const current = existing ? (existing as YAMLSeq).items.map((item) => String((item as { value?: unknown }).value ?? item)) : [];
-    const merged = [...current, ...extras.filter((san) => !current.includes(san))];
-    if (!isMap(doc.get("apiServer", true))) doc.set("apiServer", new YAMLMap());
-    doc.setIn(["apiServer", "certSANs"], doc.createNode(merged));
+  appendSans(doc, ["apiServer", "certSANs"], input.extraSans);
+  // external etcd's certificates are not kubeadm's
+  if (input.etcdExtraSans?.length && !doc.hasIn(["etcd", "external"])) {
+    appendSans(doc, ["etcd", "local", "serverCertSANs"], input.etcdExtraSans);
+    appendSans(doc, ["etcd", "local", "peerCertSANs"], input.etcdExtraSans);
   }
   const init = new Document({
     apiVersion,
@@ -74,4 +75,19 @@ export function kubeadmCertConfig(input: KubeadmCertConfigInput): string {
     nodeRegistration: { name: input.nodeName },
   });
   return `${stringify(init.toJS())}---\n${doc.toString()}`;
+}
+
+/** `sans` added to the list at `path` (made when absent), each once, IPs normalized; the list's own entries first. */
+function appendSans(doc: Document, path: string[], sans: readonly string[] | undefined): void {
+  const extras = (sans ?? []).map((san) => (isIpAddress(san) ? normalizeIp(san) : san));
+  if (extras.length === 0) return;
+  const existing = doc.getIn(path, true);
+  if (existing !== undefined && !isSeq(existing)) throw new UserError(`${SOURCE}: ${path.join(".")} is not a list; fix the ConfigMap first`);
+  const current = existing ? (existing as YAMLSeq).items.map((item) => String((item as { value?: unknown }).value ?? item)) : [];
+  const merged = [...current, ...extras.filter((san) => !current.includes(san))];
+  for (let depth = 1; depth < path.length; depth++) {
+    const parent = path.slice(0, depth);
+    if (!isMap(doc.getIn(parent, true))) doc.setIn(parent, new YAMLMap());
+  }
+  doc.setIn(path, doc.createNode(merged));
 }

@@ -30,7 +30,7 @@ import { KubeadmCertConfigInput, kubeadmCertConfig } from "../../controlPlane/ku
 import { SandboxRoot, buildScript, hostPath, sh } from "../remoteScript";
 import { matching, nodePath, notInside, positiveInteger } from "./inputs";
 import { embedScript } from "./embedScript";
-import { backupOnce, pidsOf, replaceFile } from "./shellFunctions";
+import { backupOnce, pidsOf, replaceFile, sansOf } from "./shellFunctions";
 import { WaitComponentHealthyInput, waitComponentHealthy } from "./waitComponentHealthy";
 
 export interface RenewApiserverCertInput extends SandboxRoot {
@@ -77,6 +77,7 @@ export function renewApiserverCert(input: RenewApiserverCertInput): string {
     backupOnce,
     pidsOf,
     replaceFile,
+    sansOf,
     sh`
       export LC_ALL=C
       readonly PKI=${hostPath(pkiDir)}
@@ -96,10 +97,6 @@ export function renewApiserverCert(input: RenewApiserverCertInput): string {
       readonly CONFIG_TEXT=${config}
       ${embedScript("WAIT_SCRIPT", wait)}
 
-      # sans_of CERT: one SAN per line, sorted ("DNS:kubernetes", "IP Address:10.96.0.1").
-      sans_of() {
-        openssl x509 -noout -ext subjectAltName -in "$1" | sed -n '2,$p' | tr ',' '\n' | sed -e 's/^[[:space:]]*//' -e '/^$/d' | sort -u
-      }
       served_sans() {
         { openssl s_client -connect "$SERVING" -servername kubernetes < /dev/null 2> /dev/null || true; } \
           | { openssl x509 -noout -ext subjectAltName 2> /dev/null || true; } \

@@ -7,6 +7,8 @@
  *   The copy lands under a temporary name and is renamed, so DEST is never a half-written copy.
  * - `pids_of NAME` prints the pid of every process whose argv[0] is NAME, one per line, read from `$PROC/<pid>/cmdline`
  *   (the caller sets PROC: the node's /proc, or a test's stand-in).
+ * - `sans_of CERT` prints the certificate's SANs, one per line, sorted, in openssl's text form ("DNS:kubernetes",
+ *   "IP Address:10.96.0.1").
  * - `replace_file SRC TARGET [REFERENCE]` puts SRC's content at TARGET through a hidden temp file in TARGET's
  *   directory and a rename, with REFERENCE's owner and mode (default: TARGET's, or SRC's when TARGET is new). The kubelet ignores dot-files in the
  *   static-pod directory, and the rename is atomic, so it never starts a pod from a half-written manifest.
@@ -27,6 +29,12 @@ export const backupOnce: ShellCode = sh`
     rm -rf -- "$dest.partial"
     cp -a -- "$src" "$dest.partial"
     mv -- "$dest.partial" "$dest"
+  }
+`;
+
+export const sansOf: ShellCode = sh`
+  sans_of() {
+    openssl x509 -noout -ext subjectAltName -in "$1" | sed -n '2,$p' | tr ',' '\n' | sed -e 's/^[[:space:]]*//' -e '/^$/d' | sort -u
   }
 `;
 

@@ -91,6 +91,17 @@ describe("kubeadm config for re-issuing the apiserver certificate", () => {
     });
   });
 
+  it("etcd's extra SANs (a node address change) go to its server and peer certificates; not with external etcd", () => {
+    const input = { clusterConfiguration: CLUSTER_CONFIGURATION, serviceSubnet: "10.96.0.0/12", nodeName: "cp-1", advertiseAddress: "192.168.7.105", certificatesDir: "/etc/kubernetes/pki", etcdExtraSans: ["192.168.1.105"] };
+    const cluster = parseAllDocuments(kubeadmCertConfig(input))[1].toJS();
+    assert.deepEqual(cluster.etcd.local.serverCertSANs, ["192.168.1.105"]);
+    assert.deepEqual(cluster.etcd.local.peerCertSANs, ["192.168.1.105"]);
+    assert.equal(cluster.etcd.local.dataDir, parse(CLUSTER_CONFIGURATION).etcd.local.dataDir, "the rest of etcd.local kept");
+    const external = CLUSTER_CONFIGURATION.replace(/etcd:\n  local:\n    dataDir: \S+\n/, "etcd:\n  external:\n    endpoints: [https://10.0.0.9:2379]\n");
+    assert.notEqual(external, CLUSTER_CONFIGURATION);
+    assert.deepEqual(parseAllDocuments(kubeadmCertConfig({ ...input, clusterConfiguration: external }))[1].toJS().etcd, { external: { endpoints: ["https://10.0.0.9:2379"] } });
+  });
+
   it("refuses a config of another kind and a bad advertise address", () => {
     const input = { clusterConfiguration: CLUSTER_CONFIGURATION, serviceSubnet: "10.112.0.0/12", nodeName: "cp-1", advertiseAddress: "192.168.1.105", certificatesDir: "/etc/kubernetes/pki" };
     assert.throws(() => kubeadmCertConfig({ ...input, clusterConfiguration: KUBE_PROXY_CONF }), /not a ClusterConfiguration/);
