@@ -1,6 +1,6 @@
 // A control-plane node's files as the test bed's own kubeadm writes them: `kubeadm init phase certs all` and
-// `kubeadm init phase control-plane all` into a sandbox root (--rootfs), from a v1beta4 configuration on the old
-// ranges. The ClusterConfiguration returned is kubeadm's own serialization of it (`kubeadm config migrate`), the
+// `kubeadm init phase control-plane all` (and any further phases asked for, e.g. `etcd local`, `kubeconfig all`)
+// into a sandbox root (--rootfs), from a v1beta4 configuration on the old ranges. The ClusterConfiguration returned is kubeadm's own serialization of it (`kubeadm config migrate`), the
 // text kubeadm-config holds on a cluster of this version.
 import { execFileSync } from "child_process";
 import * as fs from "fs";
@@ -15,7 +15,7 @@ export interface KubeadmNodeFiles {
     controllerManagerManifest: string;
 }
 
-export function kubeadmControlPlane(root: string, opts: { nodeName: string; advertiseAddress: string; serviceSubnet: string; podSubnet: string }): KubeadmNodeFiles {
+export function kubeadmControlPlane(root: string, opts: { nodeName: string; advertiseAddress: string; serviceSubnet: string; podSubnet: string; morePhases?: string[][] }): KubeadmNodeFiles {
     const kubeadm = requireKubeBinary("kubeadm");
     fs.mkdirSync(path.join(root, "etc/kubernetes"), { recursive: true });
     fs.mkdirSync(path.join(root, "tmp"), { recursive: true });
@@ -38,8 +38,8 @@ export function kubeadmControlPlane(root: string, opts: { nodeName: string; adve
     ].join("\n");
     fs.writeFileSync(path.join(root, "tmp/kubeadm.yaml"), config);
     // --rootfs: kubeadm chroots there, so /etc/kubernetes and the config path are inside the sandbox
-    for (const phase of ["certs", "control-plane"]) {
-        execFileSync(kubeadm, ["init", "phase", phase, "all", "--config", "/tmp/kubeadm.yaml", "--rootfs", root], { stdio: "pipe" });
+    for (const phase of [["certs", "all"], ["control-plane", "all"], ...(opts.morePhases ?? [])]) {
+        execFileSync(kubeadm, ["init", "phase", ...phase, "--config", "/tmp/kubeadm.yaml", "--rootfs", root], { stdio: "pipe" });
     }
     execFileSync(kubeadm, ["config", "migrate", "--old-config", "/tmp/kubeadm.yaml", "--new-config", "/tmp/migrated.yaml", "--rootfs", root], { stdio: "pipe" });
     const migrated = parseAllDocuments(fs.readFileSync(path.join(root, "tmp/migrated.yaml"), "utf8"));

@@ -4,7 +4,8 @@ import { strict as assert } from "assert";
 import * as fs from "fs";
 import * as path from "path";
 import { parseAllDocuments } from "yaml";
-import { correctIpAnnotations, LAST_APPLIED_ANNOTATION, replaceAddress } from "../../../lib/serviceMove/ipAnnotations";
+import { correctIpAnnotations, LAST_APPLIED_ANNOTATION } from "../../../lib/serviceMove/ipAnnotations";
+import { replaceAddress } from "../../../lib/net/replaceAddress";
 import { KubeObject } from "../../../lib/serviceMove/kubeRest";
 import {
   buildRecreateBody, clusterIpsOf, differingUserFields, holdsNoClusterIp, SERVER_SET_METADATA,
