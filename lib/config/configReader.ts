@@ -63,13 +63,18 @@ export function setCommand(key: string, example: string, secret = false): string
   return `pulumi config set${secret ? " --secret" : ""}${nested ? ` --path '${key}'` : ` ${key}`} ${example}`;
 }
 
+/** A problem found on a stack config key, named as `pulumi config` spells it. */
+export function configProblem(key: string, message: string): ConfigProblem {
+  return { key: `${CONFIG_NAMESPACE}:${key}`, message };
+}
+
 export class Reader {
   readonly problems: ConfigProblem[] = [];
 
   constructor(private readonly source: ConfigSource) {}
 
   fail(key: string, message: string): void {
-    this.problems.push({ key: `${CONFIG_NAMESPACE}:${key}`, message });
+    this.problems.push(configProblem(key, message));
   }
 
   raw(key: string): unknown {

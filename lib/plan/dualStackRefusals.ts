@@ -1,4 +1,4 @@
-import { CONFIG_NAMESPACE } from "../config/configReader";
+import { configProblem } from "../config/configReader";
 import { ConfigProblem } from "../config/errors";
 import { MigrationConfig } from "../config/migrationConfig";
 import { cidrContains, cidrsOverlap, familyOf } from "../net/cidr";
@@ -14,7 +14,7 @@ export function dualStackRefusals(config: MigrationConfig, inventory: Inventory,
   const second = config.secondFamily;
   if (!second) return [];
   const problems: ConfigProblem[] = [];
-  const fail = (key: string, message: string) => problems.push({ key: `${CONFIG_NAMESPACE}:${key}`, message });
+  const fail = (key: string, message: string) => problems.push(configProblem(key, message));
   const pair = `the ${familyOf(config.podCidr.to)} + ${second.family} run`;
 
   if (config.services.strategy === "etcd-rewrite") {

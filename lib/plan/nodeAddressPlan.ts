@@ -1,4 +1,4 @@
-import { CONFIG_NAMESPACE } from "../config/configReader";
+import { configProblem } from "../config/configReader";
 import { ConfigError, ConfigProblem, UserError } from "../config/errors";
 import { MigrationConfig, NodeAddressChange, NodeRole } from "../config/migrationConfig";
 import { isIpAddress, normalizeIp } from "../net/cidr";
@@ -52,7 +52,6 @@ export const NODE_ADDRESS_ESTIMATE_SECONDS = {
   controlPlane: 600,
 } as const;
 
-const problem = (key: string, message: string): ConfigProblem => ({ key: `${CONFIG_NAMESPACE}:${key}`, message });
 
 /** The references every node holds, then the ones a control-plane node adds. */
 export function nodeAddressReferences(change: Pick<NodeAddressChange, "name" | "role" | "from">): NodeAddressReference[] {
@@ -111,7 +110,7 @@ export function nodeAddressRefusals(config: MigrationConfig, inventory?: Invento
   if (controlPlanes.size !== 2) return [];
   return config.nodeAddresses.flatMap((c, i) =>
     controlPlanes.has(c.name)
-      ? [problem(`nodeAddresses[${i}].name`, `${c.name} is one of 2 control-plane nodes: etcd with 2 members needs both for quorum, so it cannot lose one while its address changes; add a third control-plane node first (then change one at a time), or change only worker addresses in this run`)]
+      ? [configProblem(`nodeAddresses[${i}].name`, `${c.name} is one of 2 control-plane nodes: etcd with 2 members needs both for quorum, so it cannot lose one while its address changes; add a third control-plane node first (then change one at a time), or change only worker addresses in this run`)]
       : [],
   );
 }

@@ -1,5 +1,5 @@
 import { isIpAddress, kubernetesServiceIP, normalizeCidr, normalizeIp } from "../net/cidr";
-import { CONFIG_NAMESPACE } from "../config/configReader";
+import { configProblem } from "../config/configReader";
 import { ConfigProblem } from "../config/errors";
 import { Inventory } from "./inventory";
 import { MigrationConfig } from "../config/migrationConfig";
@@ -18,7 +18,6 @@ export function planRefusals(config: MigrationConfig, inventory: Inventory, plan
   return [...dnsService(config, plan), ...cni(config, inventory), ...calicoOperator(config, inventory, plan), ...serviceRange(config, inventory, plan), ...unlistedNodes(config, inventory, plan), ...dualStackRefusals(config, inventory, plan)];
 }
 
-const problem = (configKey: string, message: string): ConfigProblem => ({ key: `${CONFIG_NAMESPACE}:${configKey}`, message });
 
 /** dns.service must name a Service the cluster has, with a ClusterIP: the stand-in and the final swap copy it. */
 function dnsService(config: MigrationConfig, plan: Plan): ConfigProblem[] {
@@ -33,7 +32,7 @@ function dnsService(config: MigrationConfig, plan: Plan): ConfigProblem[] {
   }
   const what = row ? `has no ClusterIP (${row.type === "ExternalName" ? "ExternalName" : row.oldClusterIP === "None" ? "headless" : "none set"})` : "does not exist in the cluster";
   const hint = dnsCandidate(plan.services, config, row);
-  return [problem("dns.service", `Service ${dnsKey} ${what}; set cidr-migration:dns.service to the cluster DNS Service as NAMESPACE/NAME${hint}`)];
+  return [configProblem("dns.service", `Service ${dnsKey} ${what}; set cidr-migration:dns.service to the cluster DNS Service as NAMESPACE/NAME${hint}`)];
 }
 
 /** The Service most likely meant: the usual DNS Service names in kube-system, when the cluster has one. */
@@ -58,13 +57,13 @@ function cni(config: MigrationConfig, inventory: Inventory): ConfigProblem[] {
         : detected === "cilium"
           ? `Cilium (ConfigMap kube-system/cilium-config${c.ciliumClusterPoolCidr ? `, cluster-pool-ipv4-cidr ${c.ciliumClusterPoolCidr}` : ""})`
           : "no CNI that discovery knows (no Calico IPPool, kube-flannel-cfg or cilium-config)";
-  return [problem("cni", `is "${config.cni}" but discovery finds ${seen}, so the pod network would not be switched; set it to "${detected}" or "auto"`)];
+  return [configProblem("cni", `is "${config.cni}" but discovery finds ${seen}, so the pod network would not be switched; set it to "${detected}" or "auto"`)];
 }
 
 /** Installation pools the Tigera operator could not move as planned (lib/podNetwork/calicoInstallation.ts). */
 function calicoOperator(config: MigrationConfig, inventory: Inventory, plan: Plan): ConfigProblem[] {
   if (plan.cni !== "calico") return [];
-  return calicoPoolRefusals(inventory.cni, config.podCidr, config.secondFamily).map((message) => problem("podCidr", message));
+  return calicoPoolRefusals(inventory.cni, config.podCidr, config.secondFamily).map((message) => configProblem("podCidr", message));
 }
 
 /** The ranges a kubeadm serviceSubnet or ServiceCIDR lists, normalized; unparsable entries are dropped. */
@@ -105,7 +104,7 @@ function serviceRange(config: MigrationConfig, inventory: Inventory, plan: Plan)
   const withIp = plan.services.filter((s) => isIpAddress(s.oldClusterIP) && !(s.namespace === "default" && s.name === "kubernetes"));
   const outside = withIp.filter((s) => s.action === "unchanged" && s.newClusterIP === undefined).length;
   if (outside > 0) against.push(`${outside} of ${withIp.length} Services lie outside ${from} and ${to}`);
-  return [problem("serviceCidr.from", `${from} is not the cluster's Service range: ${against.join("; ")}; set it to the range kube-apiserver's --service-cluster-ip-range holds`)];
+  return [configProblem("serviceCidr.from", `${from} is not the cluster's Service range: ${against.join("; ")}; set it to the range kube-apiserver's --service-cluster-ip-range holds`)];
 }
 
 const MAX_LISTED = 3;
@@ -123,12 +122,12 @@ function unlistedNodes(config: MigrationConfig, inventory: Inventory, plan: Plan
   const why = "a node that cannot be rolled leaves the migration unfinishable";
   if (missing.length <= MAX_LISTED) {
     return missing.map((n) =>
-      problem(
+      configProblem(
         "nodes",
         `Node ${n.name} is in the cluster but not listed, and ${n.action === "move" ? `its podCIDR ${n.oldPodCIDR ?? "(none)"} must move to ${n.newPodCIDR}` : "its control-plane manifests must change"}; add ${entry(n)} (${why})`,
       ),
     );
   }
   const names = missing.slice(0, MAX_LISTED).map((n) => n.name).join(", ");
-  return [problem("nodes", `${missing.length} Nodes are in the cluster but not listed and must move: ${names} and ${missing.length - MAX_LISTED} more; add each as ${entry(missing[0])} (${why})`)];
+  return [configProblem("nodes", `${missing.length} Nodes are in the cluster but not listed and must move: ${names} and ${missing.length - MAX_LISTED} more; add each as ${entry(missing[0])} (${why})`)];
 }
