@@ -6,7 +6,7 @@ import { execFileSync, spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { AddressPersistence, nodeAddressChange } from "../../lib/remote/scripts/nodeAddressChange";
+import { AddressChangePhase, AddressPersistence, nodeAddressChange } from "../../lib/remote/scripts/nodeAddressChange";
 
 const NS = `cm-addr-${process.pid}`;
 const FROM = "192.168.10.21";
@@ -37,7 +37,7 @@ describe("nodeAddressChange on a real link (issue 16)", function () {
   this.timeout(60_000);
   let fakes: string;
 
-  const run = (persistence: AddressPersistence, extra: { hookPath?: string } = {}) => {
+  const run = (persistence: AddressPersistence, extra: { hookPath?: string; phase?: AddressChangePhase } = {}) => {
     const script = nodeAddressChange({ from: FROM, to: TO, prefix: 24, persistence, ...extra });
     return spawnSync("ip", ["netns", "exec", NS, "bash", "-s"], { input: script, encoding: "utf8", env: { ...process.env, PATH: `${fakes}:${process.env.PATH}`, FAKE_DIR: fakes } });
   };
@@ -114,6 +114,30 @@ describe("nodeAddressChange on a real link (issue 16)", function () {
       delete process.env.HOOK_EXIT;
     }
     assert.deepEqual(addresses(), [`${FROM}/24`]);
+  });
+
+  it("in two phases for a node reached at its old address: add keeps the old one live, remove-old takes it away only once the new one is there; each phase again is a no-op", () => {
+    fs.writeFileSync(path.join(fakes, "netplan-addresses"), `${FROM}/24\n`);
+    const refusedEarly = run("netplan", { phase: "remove-old" });
+    assert.equal(refusedEarly.status, 1);
+    assert.match(refusedEarly.stderr, /192\.168\.20\.21 is on no link, so removing 192\.168\.10\.21 would leave the node unreachable/);
+    assert.deepEqual(addresses(), [`${FROM}/24`]);
+
+    const added = run("netplan", { phase: "add" });
+    assert.equal(added.status, 0, added.stderr);
+    assert.deepEqual(addresses().sort(), [`${FROM}/24`, `${TO}/24`].sort(), "both live: the session on the old address lives on");
+    assert.deepEqual(fs.readFileSync(path.join(fakes, "netplan-addresses"), "utf8").trim().split("\n"), [`${TO}/24`], "persisted before the live change");
+    const addedAgain = run("netplan", { phase: "add" });
+    assert.equal(addedAgain.status, 0, addedAgain.stderr);
+    assert.match(addedAgain.stdout, /already added/);
+    assert.equal(calls().length, 1, "persistence is not done twice");
+
+    const removed = run("netplan", { phase: "remove-old" });
+    assert.equal(removed.status, 0, removed.stderr);
+    assert.deepEqual(addresses(), [`${TO}/24`]);
+    const removedAgain = run("netplan", { phase: "remove-old" });
+    assert.equal(removedAgain.status, 0, removedAgain.stderr);
+    assert.match(removedAgain.stdout, /already removed/);
   });
 
   it("no link holding either address is refused, naming the config key", () => {

@@ -2,7 +2,7 @@
  * nodeAddressChange: the host's own address change of a node IP move (issue 16), run on the drained node before
  * its kubelet re-registers with `--node-ip` set to the new address.
  *
- * Input: `{ from, to, prefix, persistence, hookPath?, interface? }` → one script.
+ * Input: `{ from, to, prefix, persistence, hookPath?, interface?, phase? }` → one script.
  * - `from`, `to`: the node's old and new address, one family; `prefix`: the interface's prefix length (24).
  * - `interface`: the link holding `from`; found on the node when not given.
  * - `persistence`, so that a reboot keeps the new address, done before the live change:
@@ -14,8 +14,12 @@
  *   - "none": the live address only (a lab, or a host whose address comes from elsewhere); the script says so.
  * - The live change: the new address added to the interface, then the old one removed. Routes through the old
  *   subnet are the network's business (the hook can do them); the script changes addresses only.
+ * - `phase` splits the live change for a node reached over SSH at its old address (default "both": one go):
+ *   - "add": persistence, then the new address added beside the old one, so the session that runs it lives on;
+ *   - "remove-old": the old address removed, run over a session to the new one once nothing needs the old.
  *
- * A second run finds the new address there and the old one gone, and changes nothing.
+ * A second run finds its work done and changes nothing: both phases, or "add" with the new address live already
+ * (persistence comes first, so it is done too), or "remove-old" with the old address gone.
  */
 import { familyOf, isIpAddress } from "../../net/cidr";
 import { UserError } from "../../config/errors";
@@ -23,6 +27,7 @@ import { buildScript, sh, ShellCode } from "../remoteScript";
 import { nodePath, oneOf } from "./inputs";
 
 export type AddressPersistence = "netplan" | "nmcli" | "hook" | "none";
+export type AddressChangePhase = "both" | "add" | "remove-old";
 export const ADDRESS_PERSISTENCE: readonly AddressPersistence[] = ["netplan", "nmcli", "hook", "none"];
 
 export interface NodeAddressChangeInput {
@@ -32,6 +37,7 @@ export interface NodeAddressChangeInput {
   persistence: AddressPersistence;
   hookPath?: string;
   interface?: string;
+  phase?: AddressChangePhase;
 }
 
 /** Linux interface names: at most 15 characters, no slash, space or colon. */
@@ -86,25 +92,55 @@ function persist(input: NodeAddressChangeInput): ShellCode {
 
 export function nodeAddressChange(input: NodeAddressChangeInput): string {
   checkInput(input);
-  return buildScript({ name: "node-address-change" }, [
-    sh`
+  const phase = oneOf(input.phase ?? "both", ["both", "add", "remove-old"] as const, "nodeAddressChange phase");
+  const head = sh`
       readonly OLD_IP=${input.from} NEW_IP=${input.to} PREFIX=${input.prefix}
       readonly OLD_CIDR="$OLD_IP/$PREFIX" NEW_CIDR="$NEW_IP/$PREFIX"
       # the link holding an address, from \`ip -o addr\` ("2: eth0    inet 10.0.0.5/24 ..."); empty when none does
       link_of() { ip -o addr show | awk -v want="$1" '{ split($4, a, "/"); if (a[1] == want) { print $2; exit } }'; }
       holder_old=$(link_of "$OLD_IP")
       holder_new=$(link_of "$NEW_IP")
+    `;
+  if (phase === "remove-old") {
+    return buildScript({ name: "node-address-remove-old" }, [head, sh`
+      if [ -z "$holder_old" ]; then
+        note "$OLD_IP is on no link: already removed"
+        exit 0
+      fi
+      [ -n "$holder_new" ] || die "$NEW_IP is on no link, so removing $OLD_IP would leave the node unreachable; run the add phase first"
+      ip addr del "$OLD_CIDR" dev "$holder_old"
+      [ -z "$(link_of "$OLD_IP")" ] || die "$OLD_IP is still on $holder_old after ip addr del"
+      note "$holder_old: $OLD_CIDR removed; $NEW_CIDR stays on $holder_new"
+    `]);
+  }
+  return buildScript({ name: phase === "add" ? "node-address-add" : "node-address-change" }, [
+    head,
+    sh`
       if [ -z "$holder_old" ] && [ -n "$holder_new" ]; then
         note "$NEW_IP is on $holder_new and $OLD_IP on no link: already changed"
         exit 0
       fi
+    `,
+    ...(phase === "add" ? [sh`
+      if [ -n "$holder_new" ]; then
+        note "$NEW_IP is on $holder_new already, beside $OLD_IP: already added"
+        exit 0
+      fi
+    `] : []),
+    sh`
       IFACE=${input.interface ?? ""}
       IFACE=\${IFACE:-$holder_old}
       [ -n "$IFACE" ] || die "no link holds $OLD_IP, and $NEW_IP is not set either; check nodeAddresses for this node"
       [ -z "$holder_old" ] || [ "$holder_old" = "$IFACE" ] || die "$OLD_IP is on $holder_old, not $IFACE"
     `,
     persist(input),
-    sh`
+    phase === "add"
+      ? sh`
+      ip addr add "$NEW_CIDR" dev "$IFACE"
+      [ -n "$(link_of "$NEW_IP")" ] || die "after ip addr add, $IFACE does not hold $NEW_IP; see ip addr show dev $IFACE"
+      note "$IFACE: $NEW_CIDR added beside $OLD_CIDR"
+    `
+      : sh`
       [ -n "$holder_new" ] || ip addr add "$NEW_CIDR" dev "$IFACE"
       [ -z "$holder_old" ] || ip addr del "$OLD_CIDR" dev "$IFACE"
       if [ -z "$(link_of "$NEW_IP")" ] || [ -n "$(link_of "$OLD_IP")" ]; then

@@ -16,12 +16,14 @@ describe("nodeAddressChange script (issue 16)", () => {
     const scripts = [
       ...ADDRESS_PERSISTENCE.map((persistence) => nodeAddressChange({ ...BASE, persistence, hookPath: "/usr/local/sbin/change-address" })),
       nodeAddressChange({ from: "fd00:1::21", to: "fd00:2::21", prefix: 64, persistence: "nmcli", interface: "eth0" }),
+      nodeAddressChange({ ...BASE, persistence: "netplan", phase: "add" }),
+      nodeAddressChange({ ...BASE, persistence: "netplan", phase: "remove-old" }),
     ];
     for (const [i, script] of scripts.entries()) {
       const file = path.join(dir, `${i}.sh`);
       fs.writeFileSync(file, script);
       const result = spawnSync("shellcheck", ["--severity=style", "--shell=bash", file], { encoding: "utf8" });
-      assert.equal(result.status, 0, `${ADDRESS_PERSISTENCE[i] ?? "ipv6"}:\n${result.stdout}${result.stderr}`);
+      assert.equal(result.status, 0, `${ADDRESS_PERSISTENCE[i] ?? ["ipv6", "add", "remove-old"][i - ADDRESS_PERSISTENCE.length]}:\n${result.stdout}${result.stderr}`);
     }
   });
 
@@ -35,5 +37,6 @@ describe("nodeAddressChange script (issue 16)", () => {
     refused({ ...BASE, persistence: "hook" }, /persistence "hook" needs the path of the operator's script/);
     refused({ ...BASE, persistence: "hook", hookPath: "relative/hook" }, /hookPath "relative\/hook" is not an absolute path/);
     refused({ ...BASE, persistence: "none", interface: "eth0; reboot" }, /interface "eth0; reboot" is not a network interface name/);
+    refused({ ...BASE, persistence: "none", phase: "swap" as never }, /phase "swap" is not one of both, add, remove-old/);
   });
 });
