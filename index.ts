@@ -207,6 +207,7 @@ export = async () => {
     kubeconfig,
     rollout: config.nodeRollout,
     runId,
+    ...(config.hostAddress ? { addressChanges: { changes: config.nodeAddresses, host: config.hostAddress } } : {}),
   }, o));
   order.finishedBy(nodes, nodes.done);
   const dnsBudgetClose = dnsBudgetOpen

@@ -36,7 +36,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { RemoteScript, RemoteScriptArgs } from "../dynamic-providers/remoteScript";
 import { CalicoIpamRelease, NodeDeregister, NodeDrain, NodeRejoin } from "../dynamic-providers/nodeApiSteps";
-import { MigrationConfig, NodeTarget } from "../lib/config/migrationConfig";
+import { HostAddressSettings, MigrationConfig, NodeAddressChange, NodeTarget } from "../lib/config/migrationConfig";
 import { nodeBackupDir } from "../lib/controlPlane/nodeBackupDir";
 import { UnmanagedPodPolicy } from "../lib/nodeMove/drainDecision";
 import { parseJoinCommand } from "../lib/nodeMove/joinCommand";
@@ -46,6 +46,9 @@ import { cleanupCni } from "../lib/remote/scripts/cleanupCni";
 import { FlannelSubnets, flannelBridgeRoutes } from "../lib/remote/scripts/flannelBridgeRoutes";
 import { kubeadmRejoin } from "../lib/remote/scripts/kubeadmRejoin";
 import { kubeletReregister } from "../lib/remote/scripts/kubeletReregister";
+import { NodeAddressChangeInput, nodeAddressChange } from "../lib/remote/scripts/nodeAddressChange";
+import { writeFileChecked } from "../lib/remote/scripts/writeManifest";
+import { KUBEADM_FLAGS_ENV, moveKubeletNodeIp } from "../lib/nodeMove/kubeletNodeIp";
 import { readFile, readNodeFile } from "../lib/remote/scripts/readFile";
 import { setKubeletClusterDns } from "../lib/remote/scripts/setKubeletClusterDns";
 import { ConnectionOptions, SshCredentials, connectionFor } from "./remoteConnection";
@@ -77,6 +80,11 @@ export interface NodeRolloutArgs {
   rejoinTimeoutSeconds?: number;
   /** kubeadm-rejoin: the control-plane node that makes the join tokens. Default: the first control-plane node in `nodes`. */
   tokenNode?: string;
+  /**
+   * Workers whose address changes while they re-register (config nodeAddresses, issue 16), and how their hosts
+   * change it (config hostAddress). Such a worker always re-registers (kubeadm reset would rewrite its kubelet flags).
+   */
+  addressChanges?: { changes: NodeAddressChange[]; host: HostAddressSettings };
   /** Directory standing in for `/` on the nodes; only tests set it (default "": the real root). */
   root?: string;
 }
@@ -98,6 +106,12 @@ export interface NodeMoveSteps {
   rejoin: NodeRejoin;
   /** etcd-rewrite with Flannel: the routes to the nodes not yet rolled, once this node's flanneld restarted. */
   bridgeRoutes?: RemoteScript;
+  /** A worker whose address moves: the new address beside the old, and --node-ip, while the kubelet is stopped. */
+  addressAdd?: RemoteScript;
+  kubeletFlagsRead?: RemoteScript;
+  kubeletNodeIp?: RemoteScript;
+  /** Once the Node reports the new address: the old one removed, over a session to the new one. */
+  addressRemoveOld?: RemoteScript;
 }
 
 export class NodeRollout extends pulumi.ComponentResource {
@@ -154,17 +168,19 @@ export class NodeRollout extends pulumi.ComponentResource {
     for (const wave of this.waves) {
       // what the next wave waits for: each node's rejoin (and, with the flannel routes, its routes)
       const waveDone = wave.nodes.flatMap((move) => {
+        const moving = checked.addressChanges.get(move.name);
         const strategy = args.rollout.strategy === "etcd-rewrite"
           ? "etcd-rewrite"
-          : args.rollout.strategy === "kubeadm-rejoin" && move.role === "worker" ? "kubeadm-rejoin" : "reregister";
+          : args.rollout.strategy === "kubeadm-rejoin" && move.role === "worker" && !moving ? "kubeadm-rejoin" : "reregister";
         const steps = this.nodeSteps(`${name}-${move.name}`, move, strategy, {
           ...checked, target: checked.targets.get(move.name)!, args, clusterDns, common, dependsOn: previous, guard,
         });
         this.steps[move.name] = steps;
-        if (!bridge) return [steps.rejoin];
+        const done = steps.addressRemoveOld ?? steps.rejoin;
+        if (!bridge) return [done];
         // beside the rejoin, which restarts flanneld: the routes wait for it
         steps.bridgeRoutes = bridgeRoutes("bridge-routes", checked.targets.get(move.name)!, [steps.kubeletStart!], "rolled");
-        return [steps.rejoin, steps.bridgeRoutes];
+        return [done, steps.bridgeRoutes];
       });
       previous = waveDone;
       last = waveDone;
@@ -217,6 +233,8 @@ export class NodeRollout extends pulumi.ComponentResource {
       beforeStart = [steps.calicoIpam];
     }
 
+    const change = ctx.addressChanges.get(move.name);
+    if (change) beforeStart = [this.addressAdd(steps, script, beforeStart, change, ctx)];
     const rejoinAfter = strategy === "kubeadm-rejoin"
       ? this.kubeadmJoinAgain(steps, script, beforeStart, ctx)
       : this.kubeletRestart(steps, script, beforeStart, ctx);
@@ -226,8 +244,38 @@ export class NodeRollout extends pulumi.ComponentResource {
       plannedPodCIDR: plannedSubnets(move),
       rejoinTimeoutSeconds: ctx.rejoinTimeout,
       ...(strategy === "etcd-rewrite" ? { nodeKept: true } : {}),
+      ...(change ? { internalIP: change.to } : {}),
     }, { parent: this, dependsOn: [rejoinAfter] });
+    if (change) {
+      // the old address goes last, over a session to the new one (the node's SSH host follows it when it was the old address)
+      const host = ctx.target.host === change.from ? change.to : ctx.target.host;
+      const removeOld = this.scriptFor(prefix, connectionFor({ ...ctx.target, host }, args.ssh, args.connection));
+      steps.addressRemoveOld = removeOld("address-remove-old", guard(() => nodeAddressChange({ ...this.addressInput(change, ctx), phase: "remove-old" })), [steps.rejoin]);
+    }
     return steps;
+  }
+
+  /**
+   * A worker whose address moves, while its kubelet is stopped and its Node deleted: the new address beside the old
+   * one (the session rides on the old), then the kubelet's --node-ip read, moved and written back checked.
+   */
+  private addressAdd(steps: NodeMoveSteps, script: ScriptStep, after: pulumi.Resource[], change: NodeAddressChange, ctx: NodeStepContext): pulumi.Resource {
+    const { args, backupDir, guard } = ctx;
+    const node = steps.move.name;
+    steps.addressAdd = script("address-add", guard(() => nodeAddressChange({ ...this.addressInput(change, ctx), phase: "add" })), after);
+    steps.kubeletFlagsRead = script("kubelet-flags-read", readFile({ path: KUBEADM_FLAGS_ENV, root: args.root }), [steps.addressAdd]);
+    const write = fromReadStep(steps.kubeletFlagsRead.stdout, (stdout) => {
+      const current = readNodeFile(stdout, { node, path: KUBEADM_FLAGS_ENV, step: "kubelet-flags-read" });
+      return writeFileChecked({ path: KUBEADM_FLAGS_ENV, currentContent: current, newContent: moveKubeletNodeIp(current, change.from, change.to).text, backupDir, root: args.root });
+    });
+    // the planned value, known at preview time while the edit itself is not
+    steps.kubeletNodeIp = script("kubelet-node-ip", write, [steps.kubeletFlagsRead], { triggers: [args.runId, `--node-ip ${change.from} -> ${change.to}`] });
+    return steps.kubeletNodeIp;
+  }
+
+  private addressInput(change: NodeAddressChange, ctx: NodeStepContext): NodeAddressChangeInput {
+    const host = ctx.args.addressChanges!.host;
+    return { from: change.from, to: change.to, prefix: change.prefix!, persistence: host.persistence, ...(host.hookPath ? { hookPath: host.hookPath } : {}), ...(host.interface ? { interface: host.interface } : {}) };
   }
 
   /** A RemoteScript step on one node, a child of this component. */
@@ -286,6 +334,8 @@ type ScriptStep = (stepName: string, text: pulumi.Input<string>, dependsOn: pulu
 interface CheckedRollout {
   waves: RolloutWave[];
   targets: Map<string, NodeTarget>;
+  /** Worker name → its address change (nodeAddresses). */
+  addressChanges: Map<string, NodeAddressChange>;
   backupDir: string;
   rejoinTimeout: number;
   tokenNode?: NodeTarget;
@@ -328,7 +378,7 @@ function checkRolloutArgs(args: NodeRolloutArgs, fail: (message: string) => neve
     }
   }
   const tokenNode = rollout.strategy === "kubeadm-rejoin" ? tokenNodeFor(args, fail) : undefined;
-  return { waves, targets, backupDir, rejoinTimeout, tokenNode };
+  return { waves, targets, backupDir, rejoinTimeout, tokenNode, addressChanges: addressChangesOf(args, waves, fail) };
 }
 
 function tokenNodeFor(args: NodeRolloutArgs, fail: (message: string) => never): NodeTarget {
@@ -355,4 +405,19 @@ function rolloutEstimateOf(plan: Plan, waves: RolloutWave[], fail: (message: str
 /** The subnet(s) the rejoin assigns: one, or a dual-stack node's pair comma-separated, primary first. */
 function plannedSubnets(move: NodeMove): string {
   return move.newPodCIDRs?.join(",") ?? move.newPodCIDR;
+}
+
+/** The address changes this rollout carries out: workers it moves, re-registering (never the etcd rewrite's kept Nodes). */
+function addressChangesOf(args: NodeRolloutArgs, waves: RolloutWave[], fail: (message: string) => never): Map<string, NodeAddressChange> {
+  const changes = new Map<string, NodeAddressChange>();
+  if (!args.addressChanges) return changes;
+  const moved = new Set(waves.flatMap((w) => w.nodes.map((n) => n.name)));
+  for (const c of args.addressChanges.changes) {
+    if (!moved.has(c.name)) continue; // moved already (a re-run), or refused by the planner
+    if (c.role !== "worker") fail(`node ${c.name}: only a worker's address changes with the rollout; a control-plane node's is planned only`);
+    if (args.rollout.strategy === "etcd-rewrite") fail(`node ${c.name}: its address changes while it re-registers, which the etcd-rewrite rollout does not do`);
+    if (c.prefix === undefined) fail(`node ${c.name}: the prefix length of its address is missing (config hostAddress.prefix)`);
+    changes.set(c.name, c);
+  }
+  return changes;
 }

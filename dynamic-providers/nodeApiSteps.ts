@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
-import { normalizeCidr } from "../lib/net/cidr";
+import { isIpAddress, normalizeCidr, normalizeIp } from "../lib/net/cidr";
 import { isRangeList } from "../lib/net/rangeList";
 import { UnmanagedPodPolicy } from "../lib/nodeMove/drainDecision";
 import { releaseCalicoIpam } from "../lib/nodeMove/apiSteps/calicoIpamRelease";
@@ -36,7 +36,7 @@ import { containsUnknown, kubeConfigFrom, TypedProvider, Wire, withSecretOutputs
 export const NODE_API_STEPS_VERSION = "1";
 
 /** Changing one of these is another action on the cluster: a replacement. The rest is recorded in place. */
-const IDENTITY = ["step", "node", "runId", "plannedPodCIDR", "oldPoolCidrs", "nodeKept"] as const;
+const IDENTITY = ["step", "node", "runId", "plannedPodCIDR", "oldPoolCidrs", "nodeKept", "internalIP"] as const;
 const IN_PLACE = ["version", "oldPodCIDR", "drainTimeoutSeconds", "evictionRetrySeconds", "unmanagedPods", "rejoinTimeoutSeconds"] as const;
 
 type StepWire = Wire<StepInputs>;
@@ -75,6 +75,9 @@ function checkInputs(news: StepWire): pulumi.dynamic.CheckResult<StepWire> {
   }
   for (const key of ["drainTimeoutSeconds", "evictionRetrySeconds", "rejoinTimeoutSeconds"] as const) {
     if (known(key) && (!Number.isFinite(news[key]) || (news[key] as number) <= 0)) fail(key, `${key} ${JSON.stringify(news[key])} must be a positive number of seconds`);
+  }
+  if (known("internalIP") && (typeof news.internalIP !== "string" || !isIpAddress(news.internalIP) || normalizeIp(news.internalIP) !== news.internalIP)) {
+    fail("internalIP", `internalIP ${JSON.stringify(news.internalIP)} must be the node's new address in normal form, e.g. 192.168.20.21`);
   }
   if (known("unmanagedPods") && news.unmanagedPods !== "refuse" && news.unmanagedPods !== "evict") fail("unmanagedPods", `unmanagedPods ${JSON.stringify(news.unmanagedPods)} must be "refuse" or "evict"`);
   return { inputs: news, failures };
@@ -185,6 +188,8 @@ export interface NodeRejoinArgs extends CommonArgs {
   rejoinTimeoutSeconds?: pulumi.Input<number>;
   /** nodeRollout.strategy etcd-rewrite: the Node is kept (restarted, never deleted), so no re-registration is awaited. */
   nodeKept?: pulumi.Input<boolean>;
+  /** The node's new address (nodeAddresses): the re-registered Node must report it as its InternalIP. */
+  internalIP?: pulumi.Input<string>;
 }
 
 function stepProps(step: NodeApiStepName, args: CommonArgs, extra: Record<string, unknown>, outputs: string[]): Record<string, unknown> {
@@ -249,6 +254,7 @@ export class NodeRejoin extends pulumi.dynamic.Resource {
       plannedPodCIDR: args.plannedPodCIDR,
       rejoinTimeoutSeconds: args.rejoinTimeoutSeconds,
       nodeKept: args.nodeKept,
+      internalIP: args.internalIP,
     }, ["podCIDR", "assignedPodCIDR", "daemonSets", "backupConfigMap"]), withSecrets(opts), "cidr-migration", "NodeRejoin");
   }
 }

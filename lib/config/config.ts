@@ -1,12 +1,13 @@
 import { ConfigError } from "./errors";
 import { Inventory } from "../plan/inventory";
-import { Cni, DEFAULT_SERVICE_PARALLELISM, MigrationConfig, NodeRole, SecondFamily, NodeTarget, RolloutStrategy, ServiceStrategy } from "./migrationConfig";
+import { Cni, DEFAULT_SERVICE_PARALLELISM, MigrationConfig, NodeAddressChange, NodeRole, SecondFamily, NodeTarget, RolloutStrategy, ServiceStrategy } from "./migrationConfig";
 import { hostProblem, nodeNameProblem, PREFLIGHT_CHECK, userNameProblem } from "./nodeIdentity";
 import { closest } from "fastest-levenshtein";
 import { ConfigSource, Reader, isEncrypted, setCommand, show } from "./configReader";
 import { FamilyRanges, readFamilyRanges } from "./familyRanges";
 import { checkFamilyRanges } from "./rangeChecks";
 import { readNodeAddresses } from "./nodeAddresses";
+import { readHostAddress } from "./hostAddress";
 
 
 /**
@@ -19,8 +20,8 @@ export interface ValidationContext {
   /** Known once discovery ran: enables the capacity and node-address checks against the live cluster. */
   inventory?: Inventory;
   /**
-   * The caller only shows the plan and changes nothing (`cidr-migration plan`): valid node address changes are then
-   * returned rather than refused, since executing them is not built yet (issue 16).
+   * The caller only shows the plan and changes nothing (`cidr-migration plan`): control-plane node address changes
+   * are then returned rather than refused (running them is not built yet, issue 16), and hostAddress may be absent.
    */
   planOnly?: boolean;
 }
@@ -33,6 +34,7 @@ const SCHEMA: Record<string, readonly string[] | null> = {
   etcd: ["endpoints", "caCert", "cert", "key"],
   nodes: null,
   nodeAddresses: null,
+  hostAddress: null,
   ssh: ["user", "privateKey"],
   dns: ["service"],
   nodeRollout: ["strategy", "maxUnavailable", "canary", "drainTimeoutSeconds", "ignorePreflightErrors", "dnsDisruptionBudget"],
@@ -93,11 +95,9 @@ export function validateConfig(source: ConfigSource, context: ValidationContext 
   for (const family of families ?? []) checkFamilyRanges(r, family, families!.length > 1, nodes, context.inventory);
   checkRollout(r, nodeRollout, nodes);
   checkStrategies(r, services.strategy, nodeRollout.strategy);
-  const nodeAddresses = readNodeAddresses(r, nodes, families, context.inventory);
+  const { changes: nodeAddresses, settings: hostAddress } = readHostAddress(r, readNodeAddresses(r, nodes, families, context.inventory), context.planOnly);
   // last, and only on an otherwise valid config: every other problem is reported first
-  if (nodeAddresses.length > 0 && r.problems.length === 0 && !context.planOnly) {
-    r.fail("nodeAddresses", `the ${nodeAddresses.length} node address change(s) are valid, and \`cidr-migration plan\` shows their order and what must follow each address, but executing node address changes is not built yet (issue 16), so this config is refused before any change; remove nodeAddresses to run the CIDR migration`);
-  }
+  if (r.problems.length === 0 && !context.planOnly) refuseUnbuiltAddressChanges(r, nodeAddresses, nodeRollout.strategy);
 
   if (r.problems.length > 0) throw new ConfigError(r.problems);
   return {
@@ -109,6 +109,7 @@ export function validateConfig(source: ConfigSource, context: ValidationContext 
     etcd,
     nodes,
     nodeAddresses,
+    ...(hostAddress ? { hostAddress } : {}),
     ssh,
     dns,
     nodeRollout,
@@ -258,5 +259,21 @@ function checkStrategies(r: Reader, services: ServiceStrategy, nodes: RolloutStr
 function checkRollout(r: Reader, rollout: MigrationConfig["nodeRollout"], nodes: NodeTarget[]): void {
   if (rollout.canary !== undefined && nodes.length > 0 && !nodes.some((n) => n.name === rollout.canary)) {
     r.fail("nodeRollout.canary", `${show(rollout.canary)} is not in nodes; did you mean "${closest(rollout.canary, nodes.map((n) => n.name))}"?`);
+  }
+}
+
+/**
+ * A worker's address changes while the node rollout re-registers it; a control-plane node's (its etcd member,
+ * certificates and manifests) is planned only, and the etcd rewrite keeps every Node registered: both are refused
+ * before any change, `cidr-migration plan` still shows them.
+ */
+function refuseUnbuiltAddressChanges(r: Reader, changes: NodeAddressChange[], strategy: RolloutStrategy): void {
+  changes.forEach((c, i) => {
+    if (c.role === "control-plane") {
+      r.fail(`nodeAddresses[${i}].name`, `${c.name} is a control-plane node: \`cidr-migration plan\` shows its address change (etcd member, certificates, manifests, kubeconfigs), but running it is not built yet; change it by hand, or remove the entry to run the rest`);
+    }
+  });
+  if (changes.length > 0 && strategy === "etcd-rewrite") {
+    r.fail("nodeRollout.strategy", `is "etcd-rewrite", which keeps every Node registered, but a worker's address changes while the rollout re-registers it (nodeAddresses); use "reregister", or remove nodeAddresses`);
   }
 }

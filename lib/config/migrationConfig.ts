@@ -44,6 +44,15 @@ export interface NodeAddressChange {
   to: string;
   /** The node's role in nodes: the planner orders and guards control-plane changes by it. */
   role: NodeRole;
+  /** The prefix length of the interface's address (the entry's own, else hostAddress.prefix). */
+  prefix?: number;
+}
+
+/** How a node's host address is changed (hostAddress; lib/remote/scripts/nodeAddressChange). */
+export interface HostAddressSettings {
+  persistence: "netplan" | "nmcli" | "hook" | "none";
+  hookPath?: string;
+  interface?: string;
 }
 
 export interface MigrationConfig {
@@ -61,8 +70,10 @@ export interface MigrationConfig {
     key?: Sensitive;
   };
   nodes: NodeTarget[];
-  /** Node IP changes; empty when nodeAddresses is absent. Validated and planned, refused before any change for now. */
+  /** Node IP changes; empty when nodeAddresses is absent. Workers' run with the node rollout; control-plane ones are planned only. */
   nodeAddresses: NodeAddressChange[];
+  /** Present when nodeAddresses is not empty. */
+  hostAddress?: HostAddressSettings;
   ssh: { user: string; privateKey?: Sensitive };
   dns: { namespace: string; name: string };
   nodeRollout: {

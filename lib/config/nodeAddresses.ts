@@ -10,7 +10,7 @@ import { NodeAddressChange, NodeTarget } from "./migrationConfig";
  * its own key; the order and the quorum rules are the planner's (lib/plan/nodeAddressPlan.ts).
  */
 
-const ENTRY_KEYS = ["name", "from", "to"];
+const ENTRY_KEYS = ["name", "from", "to", "prefix"];
 const EXAMPLE = "'[{\"name\": \"worker-1\", \"from\": \"10.0.0.21\", \"to\": \"10.1.0.21\"}]'";
 
 interface Entry {
@@ -19,6 +19,7 @@ interface Entry {
   node?: NodeTarget;
   from?: string;
   to?: string;
+  prefix?: number;
 }
 
 /** The validated changes, in the order given; empty when the key is absent. */
@@ -33,7 +34,7 @@ export function readNodeAddresses(r: Reader, nodes: NodeTarget[], families: Fami
   checkAgainstNodes(r, entries, inventory);
   checkTargets(r, entries, nodes, families, inventory);
   const valid = entries.filter((e): e is Required<Entry> => e.node !== undefined && e.from !== undefined && e.to !== undefined);
-  return valid.map((e) => ({ name: e.name, from: e.from, to: e.to, role: e.node.role }));
+  return valid.map((e) => ({ name: e.name, from: e.from, to: e.to, role: e.node.role, ...(e.prefix !== undefined ? { prefix: e.prefix } : {}) }));
 }
 
 function readEntry(r: Reader, index: number, value: unknown, nodes: NodeTarget[]): Entry {
@@ -52,6 +53,7 @@ function readEntry(r: Reader, index: number, value: unknown, nodes: NodeTarget[]
   }
   const from = address(r, `${key}.from`, e.from, "10.0.0.21");
   const to = address(r, `${key}.to`, e.to, "10.1.0.21");
+  const prefix = e.prefix === undefined ? undefined : r.integer(`${key}.prefix`, e.prefix, { min: 1, max: to !== undefined && familyOf(to) === "IPv4" ? 32 : 128, fallback: 0 }) || undefined;
   if (from !== undefined && to !== undefined) {
     if (familyOf(from) !== familyOf(to)) {
       r.fail(`${key}.to`, `${show(to)} is ${familyOf(to)} but ${key}.from ${from} is ${familyOf(from)}; an address changes within its family: give an ${familyOf(from)} address`);
@@ -62,7 +64,7 @@ function readEntry(r: Reader, index: number, value: unknown, nodes: NodeTarget[]
       return { index, name, node, from };
     }
   }
-  return { index, name, node, from, to };
+  return { index, name, node, from, to, prefix };
 }
 
 /** An IPv4 or IPv6 address, normalized (FD00::1 → fd00::1), so that comparisons below are exact. */
@@ -89,9 +91,10 @@ function checkAgainstNodes(r: Reader, entries: Entry[], inventory?: Inventory): 
     else seen.set(e.name, e.index);
     if (!e.node || e.from === undefined) continue;
     const witnesses: string[] = [];
-    if (isIpAddress(e.node.host) && normalizeIp(e.node.host) !== e.from) witnesses.push(`its nodes[].host is ${e.node.host}`);
+    if (isIpAddress(e.node.host) && ![e.from, e.to].includes(normalizeIp(e.node.host))) witnesses.push(`its nodes[].host is ${e.node.host}`);
     const live = inventory?.nodes.find((n) => n.name === e.name);
-    if (live && live.internalIPs.length > 0 && !live.internalIPs.map(normalized).includes(e.from)) {
+    // a re-run after the change finds the node at its new address: the entry has nothing left to do
+    if (live && live.internalIPs.length > 0 && !live.internalIPs.map(normalized).includes(e.from) && !(e.to !== undefined && live.internalIPs.map(normalized).includes(e.to))) {
       witnesses.push(`Node ${e.name} has InternalIP ${live.internalIPs.join(", ")}`);
     }
     if (witnesses.length > 0) {

@@ -39,3 +39,17 @@ export function setKubeletNodeIp(text: string, nodeIp: string, source = KUBEADM_
   lines[at[0]] = `${VARIABLE}="${next.join(" ")}"`;
   return { text: lines.join("\n"), before, changed: true };
 }
+
+/**
+ * `--node-ip` after the node's address moves from `from` to `to`: that address replaced in place (a dual-stack
+ * pair keeps its other family), or `to` when kubeadm left the flag out. Unchanged once it names `to`; a flag naming
+ * neither is refused, since the kubelet would report an address the plan does not know.
+ */
+export function moveKubeletNodeIp(text: string, from: string, to: string, source = KUBEADM_FLAGS_ENV): NodeIpEdit {
+  const current = setKubeletNodeIp(text, to, source).before;
+  if (current === undefined) return setKubeletNodeIp(text, to, source);
+  const ips = current.split(",");
+  if (ips.includes(to) && !ips.includes(from)) return { text, before: current, changed: false };
+  if (!ips.includes(from)) throw new UserError(`${source}: --node-ip is ${current}, which names neither ${from} nor ${to}; check nodeAddresses for this node, or set --node-ip=${to} by hand`);
+  return setKubeletNodeIp(text, ips.map((ip) => (ip === from ? to : ip)).join(","), source);
+}

@@ -15,7 +15,7 @@ import { serviceRefKey } from "../serviceMove/serviceRef";
  * graph plans again from the live cluster on every `pulumi up`: the old range or the new one, never a third.
  */
 export function planRefusals(config: MigrationConfig, inventory: Inventory, plan: Plan): ConfigProblem[] {
-  return [...dnsService(config, plan), ...cni(config, inventory), ...calicoOperator(config, inventory, plan), ...serviceRange(config, inventory, plan), ...unlistedNodes(config, inventory, plan), ...dualStackRefusals(config, inventory, plan)];
+  return [...dnsService(config, plan), ...cni(config, inventory), ...calicoOperator(config, inventory, plan), ...serviceRange(config, inventory, plan), ...unlistedNodes(config, inventory, plan), ...dualStackRefusals(config, inventory, plan), ...addressChangesWithoutMove(config, inventory, plan)];
 }
 
 
@@ -130,4 +130,17 @@ function unlistedNodes(config: MigrationConfig, inventory: Inventory, plan: Plan
   }
   const names = missing.slice(0, MAX_LISTED).map((n) => n.name).join(", ");
   return [configProblem("nodes", `${missing.length} Nodes are in the cluster but not listed and must move: ${names} and ${missing.length - MAX_LISTED} more; add each as ${entry(missing[0])} (${why})`)];
+}
+
+/**
+ * A worker's address changes while the node rollout re-registers it, so a worker this run does not move (its subnet
+ * in the new range already) cannot change address in it, unless it has (a re-run: its Node reports the new address).
+ */
+function addressChangesWithoutMove(config: MigrationConfig, inventory: Inventory, plan: Plan): ConfigProblem[] {
+  return config.nodeAddresses.flatMap((c, i) => {
+    if (c.role !== "worker" || plan.nodes.some((n) => n.name === c.name && n.action === "move")) return [];
+    const live = inventory.nodes.find((n) => n.name === c.name);
+    if (live?.internalIPs.map(normalizeIp).includes(c.to)) return [];
+    return [configProblem(`nodeAddresses[${i}].name`, `${c.name}'s address changes while the node rollout re-registers it, but this run does not move ${c.name} (its pod subnet is in the new range already); change its address by hand, or in a run that moves it`)];
+  });
 }

@@ -32,6 +32,7 @@ export async function rejoin(run: StepRun): Promise<Record<string, unknown>> {
   }
   const r: Rejoin = { run, record, planned, timeout: inputs.rejoinTimeoutSeconds ?? DEFAULT_REJOIN_TIMEOUT_SECONDS };
   const registered = inputs.nodeKept ? await waitNodeKept(r) : await waitReregistered(r);
+  if (inputs.internalIP) await waitInternalIP(r, inputs.internalIP);
   const assigned = await assignPodCidrAndRestore(r, registered);
   const replaced = await replaceOldDaemonSetPods(r);
   await waitPodsBackInNewSubnet(r);
@@ -51,6 +52,19 @@ async function waitReregistered({ run, record, timeout }: Rejoin): Promise<V1Nod
   }, "no Node of that name has registered; check the kubelet on the node (journalctl -u kubelet)");
   run.log("re-registered (new uid)");
   return node;
+}
+
+/** 1b. A node whose address moved (nodeAddresses): its kubelet reports the new InternalIP, and only that one of its family. */
+async function waitInternalIP({ run, timeout }: Rejoin, wanted: string): Promise<void> {
+  const family = wanted.includes(":");
+  let seen: string[] = [];
+  await run.within(timeout, `InternalIP ${wanted} on the Node`, async () => {
+    const node = await run.readNode();
+    seen = (node?.status?.addresses ?? []).filter((a) => a.type === "InternalIP").map((a) => a.address);
+    const sameFamily = seen.filter((ip) => ip.includes(":") === family);
+    return sameFamily.length === 1 && sameFamily[0] === wanted ? true : undefined;
+  }, () => `the kubelet does not report InternalIP ${wanted} (it reports ${seen.join(", ") || "none"}); check --node-ip in /var/lib/kubelet/kubeadm-flags.env and the address on the node`);
+  run.log(`reports InternalIP ${wanted}`);
 }
 
 /** 1, etcd-rewrite: the Node was never deleted; its podCIDR was rewritten in etcd before its kubelet restarted. */

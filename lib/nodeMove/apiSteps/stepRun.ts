@@ -33,6 +33,8 @@ export interface StepInputs {
   rejoinTimeoutSeconds?: number;
   /** rejoin: the Node was never deleted (nodeRollout.strategy etcd-rewrite): its kubelet restarted, no re-registration */
   nodeKept?: boolean;
+  /** rejoin: the node's address moved (nodeAddresses): the re-registered Node must report this InternalIP */
+  internalIP?: string;
 }
 
 export interface Clients {

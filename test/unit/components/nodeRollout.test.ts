@@ -26,6 +26,7 @@ const DYNAMIC = (type: string) => `pulumi-nodejs:dynamic/cidr-migration:${type}`
 const KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nnot-a-real-key\n-----END OPENSSH PRIVATE KEY-----\n";
 const KUBECONFIG = "apiVersion: v1\nkind: Config\nclusters: []\nusers: [{name: admin, user: {client-key-data: SECRETKEYDATA}}]\n";
 const TOKEN = "abcdef.0123456789abcdef";
+const KUBEADM_FLAGS = 'KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///run/containerd/containerd.sock --node-ip=192.168.10.22"\n';
 const JOIN = `W0501 10:00:00.000000 1 version.go:104] could not fetch a Kubernetes version from the internet\nkubeadm join 192.168.10.11:6443 --token ${TOKEN} --discovery-token-ca-cert-hash sha256:${"ab".repeat(32)}`;
 
 function inventory(): Inventory {
@@ -67,6 +68,7 @@ function nodeOutputs(resource: { type: string; name: string }): Record<string, u
   if (resource.type !== COMMAND) return {};
   if (resource.name.endsWith("-kubelet-config-read")) return { stdout: Buffer.from(KUBELET_CONFIG).toString("base64"), stderr: "" };
   if (resource.name.endsWith("-join-token")) return { stdout: JOIN, stderr: "" };
+  if (resource.name.endsWith("-kubelet-flags-read")) return { stdout: Buffer.from(KUBEADM_FLAGS).toString("base64"), stderr: "" };
   return { stdout: "", stderr: "" };
 }
 
@@ -251,6 +253,37 @@ describe("NodeRollout graph (mocks: order and inputs)", function () {
     }
     assert.equal(component.done.length, removals.length, "the rollout is done when the routes are gone");
     for (const r of [...before, routes, ...removals]) shellcheck(r.name, r.inputs.script);
+  });
+
+  it("a worker whose address changes (nodeAddresses): the new address beside the old and --node-ip while it is deregistered, the rejoin waits for the new InternalIP, the old address goes last over the new one; even under kubeadm-rejoin", async () => {
+    const { config, plan } = configAndPlan((v) => {
+      v.nodeRollout = { maxUnavailable: 2, strategy: "kubeadm-rejoin" };
+      v.nodeAddresses = [{ name: "worker-2", from: "192.168.10.22", to: "192.168.20.22" }];
+      v.hostAddress = { persistence: "nmcli", prefix: 24 };
+    });
+    const { graph, component } = await rollout(argsFor(config, plan, { addressChanges: { changes: config.nodeAddresses, host: config.hostAddress! } }));
+    const s = (name: string) => step(graph, "worker-2", name);
+    assert.equal(component.steps["worker-2"].strategy, "reregister", "kubeadm reset would rewrite the kubelet's flags");
+    assert.equal(component.steps["worker-3"].strategy, "kubeadm-rejoin", "the other workers keep their strategy");
+    assert.ok(directlyAfter(s("address-add"), s("calico-ipam")));
+    assert.ok(directlyAfter(s("kubelet-flags-read"), s("address-add")));
+    assert.ok(directlyAfter(s("kubelet-node-ip"), s("kubelet-flags-read")));
+    assert.ok(directlyAfter(s("kubelet-start"), s("kubelet-node-ip")));
+    assert.ok(directlyAfter(s("address-remove-old"), s("rejoin")));
+    assert.equal(s("rejoin").inputs.internalIP, "192.168.20.22");
+    assert.equal(s("address-add").inputs.connection.host, "192.168.10.22", "added over the old address");
+    assert.equal(s("address-remove-old").inputs.connection.host, "192.168.20.22", "removed over the new one");
+    assert.match(s("address-add").inputs.script, /readonly OLD_IP='192\.168\.10\.22' NEW_IP='192\.168\.20\.22' PREFIX=24\n/);
+    assert.match(s("address-add").inputs.script, /nmcli connection modify/);
+    assert.match(s("address-remove-old").inputs.script, /ip addr del "\$OLD_CIDR"/);
+    // --node-ip edited in what the node returned, written back only if the file is still that
+    const write = s("kubelet-node-ip").inputs.script as string;
+    assert.ok(write.includes(Buffer.from(KUBEADM_FLAGS.replace("--node-ip=192.168.10.22", "--node-ip=192.168.20.22")).toString("base64")), "the edited flags file");
+    for (const name of ["address-add", "kubelet-node-ip", "address-remove-old"]) shellcheck(name, s(name).inputs.script);
+    // the next wave waits for the old address to be gone
+    const next = component.waves.findIndex((w) => w.nodes.some((n) => n.name === "worker-2")) + 1;
+    for (const n of component.waves[next].nodes) assert.ok(directlyAfter(step(graph, n.name, "drain"), s("address-remove-old")), `${n.name} after worker-2's old address is gone`);
+    assert.ok(!graph.resources.some((r) => r.name === "nodes-worker-3-address-add"), "only the listed worker");
   });
 
   it("reports the plan's estimate per node and in total beside the manual 5-8 minutes per node", async () => {

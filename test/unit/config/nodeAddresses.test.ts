@@ -4,7 +4,7 @@ import { ConfigError } from "../../../lib/config/errors";
 import { Inventory } from "../../../lib/plan/inventory";
 import { baseValues } from "../../support/stackValues";
 
-/** nodeAddresses (issue 16): validated like every key, then refused before any change unless the caller only plans. */
+/** nodeAddresses (issue 16): validated like every key; a control-plane node's change is refused before any change unless the caller only plans. */
 
 function withAddresses(entries: unknown, edit: (values: Record<string, unknown>) => void = () => {}): Record<string, unknown> {
   const values = baseValues();
@@ -58,18 +58,39 @@ describe("lib/config nodeAddresses", () => {
     assert.deepEqual(validateConfig({ values: baseValues() }).nodeAddresses, []);
   });
 
-  it("refuses a valid list before any change, last and alone, naming issue 16 and `cidr-migration plan`", () => {
-    const problems = problemsOf(withAddresses([{ name: "worker-1", from: "10.0.0.21", to: "10.1.0.21" }]));
+  it("a run: a worker's change is accepted with hostAddress; a control-plane node's is refused before any change, last, naming `cidr-migration plan`", () => {
+    const host = (v: Record<string, unknown>) => (v.hostAddress = { persistence: "netplan", prefix: 24 });
+    const worker = validateConfig({ values: withAddresses([{ name: "worker-1", from: "10.0.0.21", to: "10.1.0.21" }], host) });
+    assert.deepEqual(worker.nodeAddresses, [{ name: "worker-1", from: "10.0.0.21", to: "10.1.0.21", role: "worker", prefix: 24 }]);
+    assert.deepEqual(worker.hostAddress, { persistence: "netplan" });
+    const problems = problemsOf(withAddresses([{ name: "worker-1", from: "10.0.0.21", to: "10.1.0.21" }, { name: "cp-1", from: "10.0.0.11", to: "10.1.0.11" }], host));
     assert.equal(problems.length, 1, JSON.stringify(problems));
-    assert.equal(problems[0].key, "cidr-migration:nodeAddresses");
-    assert.match(problems[0].message, /not built yet \(issue 16\)/);
-    assert.match(problems[0].message, /cidr-migration plan/);
-    assert.match(problems[0].message, /before any change/);
+    assert.equal(problems[0].key, "cidr-migration:nodeAddresses[1].name");
+    assert.match(problems[0].message, /cp-1 is a control-plane node: `cidr-migration plan` shows its address change .* running it is not built yet/);
+    const rewrite = problemsOf(withAddresses([{ name: "worker-1", from: "10.0.0.21", to: "10.1.0.21" }], (v) => { host(v); v.nodeRollout = { strategy: "etcd-rewrite" }; v.services = { strategy: "etcd-rewrite" }; }));
+    assert.deepEqual(rewrite.map((p) => p.key), ["cidr-migration:nodeRollout.strategy"]);
+    assert.match(rewrite[0].message, /keeps every Node registered, but a worker's address changes while the rollout re-registers it/);
   });
 
   it("does not add the not-built refusal when another problem is reported", () => {
-    const problems = problemsOf(withAddresses([{ name: "worker-1", from: "10.0.0.21", to: "10.1.0.21" }], (v) => (v.cni = "weave")));
+    const problems = problemsOf(withAddresses([{ name: "cp-1", from: "10.0.0.11", to: "10.1.0.11" }], (v) => { v.cni = "weave"; v.hostAddress = { persistence: "none", prefix: 24 }; }));
     assert.deepEqual(problems.map((p) => p.key), ["cidr-migration:cni"]);
+  });
+
+  it("hostAddress: required by a run (not by a plan), each setting checked by its key; an entry's own prefix wins", () => {
+    const entries = [{ name: "worker-1", from: "10.0.0.21", to: "10.1.0.21" }, { name: "cp-1", from: "10.0.0.11", to: "10.1.0.11", prefix: 16 }];
+    const keys = (host: unknown, planOnly = false) => problemsOf(withAddresses(entries, (v) => (v.hostAddress = host)), { planOnly }).map((p) => `${p.key} ${p.message}`);
+    assert.match(keys(undefined).join("\n"), /^cidr-migration:hostAddress is required with nodeAddresses/);
+    assert.deepEqual(keys(undefined, true), [], "a plan alone may leave it out");
+    assert.match(keys({ persistence: "ifupdown", prefix: 24 }).join(), /hostAddress\.persistence "ifupdown" is not one of netplan, nmcli, hook, none/);
+    assert.match(keys({ persistence: "hook", prefix: 24 }).join(), /hostAddress\.hookPath/);
+    assert.match(keys({ persistence: "hook", prefix: 24, hookPath: "change.sh" }).join(), /hostAddress\.hookPath "change\.sh" is not an absolute path/);
+    assert.match(keys({ persistence: "none" }).join(), /nodeAddresses\[0\]\.prefix worker-1's interface prefix length is not known/);
+    assert.match(keys({ persistence: "none", prefix: 24, gateway: "10.0.0.1" }).join(), /hostAddress.*gateway/);
+    const config = validateConfig({ values: withAddresses(entries, (v) => (v.hostAddress = { persistence: "hook", prefix: 24, hookPath: "/usr/local/sbin/change-address", interface: "eth1" })) }, { planOnly: true });
+    assert.deepEqual(config.nodeAddresses.map((c) => c.prefix), [24, 16]);
+    assert.deepEqual(config.hostAddress, { persistence: "hook", hookPath: "/usr/local/sbin/change-address", interface: "eth1" });
+    assert.match(problemsOf(withAddresses([], (v) => (v.hostAddress = { persistence: "none" }))).map((p) => p.message).join(), /nodeAddresses lists no node/);
   });
 
   it("accepts a valid IPv4 multi-node list when only planning, normalized, with each node's role", () => {

@@ -1,6 +1,6 @@
 import { strict as assert } from "assert";
 import { UserError } from "../../../lib/config/errors";
-import { setKubeletNodeIp } from "../../../lib/nodeMove/kubeletNodeIp";
+import { moveKubeletNodeIp, setKubeletNodeIp } from "../../../lib/nodeMove/kubeletNodeIp";
 
 // the shape `kubeadm join` writes (its kubelet-start phase; --node-ip when nodeRegistration sets it)
 const KUBEADM_WRITTEN = 'KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///run/containerd/containerd.sock --node-ip=192.168.10.21 --pod-infra-container-image=registry.k8s.io/pause:3.10"\n';
@@ -28,5 +28,15 @@ describe("lib/nodeMove kubeletNodeIp: --node-ip in kubeadm-flags.env (issue 16)"
     refused('KUBELET_KUBEADM_ARGS="--node-ip 192.168.10.21"\n', /"--node-ip" is not a --name=value flag/);
     refused('KUBELET_KUBEADM_ARGS="--node-ip=1.1.1.1 --node-ip=2.2.2.2"\n', /--node-ip is set 2 times/);
     refused(KUBEADM_WRITTEN, /--node-ip "192\.168\.20" is not an IP address/, "192.168.20");
+  });
+
+  it("moveKubeletNodeIp: the moved address replaced in place (a pair keeps its other family), added when absent, unchanged once moved, refused when it names neither", () => {
+    const pair = 'KUBELET_KUBEADM_ARGS="--node-ip=192.168.10.21,fd00:10::21 --pod-infra-container-image=registry.k8s.io/pause:3.10"\n';
+    const moved = moveKubeletNodeIp(pair, "192.168.10.21", "192.168.20.21");
+    assert.equal(moved.text, 'KUBELET_KUBEADM_ARGS="--node-ip=192.168.20.21,fd00:10::21 --pod-infra-container-image=registry.k8s.io/pause:3.10"\n');
+    assert.deepEqual(moveKubeletNodeIp(moved.text, "192.168.10.21", "192.168.20.21"), { text: moved.text, before: "192.168.20.21,fd00:10::21", changed: false });
+    const without = 'KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///run/containerd/containerd.sock"\n';
+    assert.match(moveKubeletNodeIp(without, "192.168.10.21", "192.168.20.21").text, / --node-ip=192\.168\.20\.21"$/m);
+    assert.throws(() => moveKubeletNodeIp('KUBELET_KUBEADM_ARGS="--node-ip=10.9.9.9"\n', "192.168.10.21", "192.168.20.21"), /--node-ip is 10\.9\.9\.9, which names neither 192\.168\.10\.21 nor 192\.168\.20\.21/);
   });
 });
