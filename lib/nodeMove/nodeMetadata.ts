@@ -51,6 +51,8 @@ export const SYSTEM_ANNOTATIONS: readonly string[] = [
   "volumes.kubernetes.io/controller-managed-attach-detach",
   "node.alpha.kubernetes.io/ttl",
   "csi.volume.kubernetes.io/nodeid",
+  // the kubelet's own --node-ip, set again at registration; after an address change the backup's value is stale
+  "alpha.kubernetes.io/provided-node-ip",
 ];
 
 /** Annotation prefixes the CNI agents write per node; their old values describe the old subnet and devices. */

@@ -8,7 +8,8 @@ import { Inventory } from "./inventory";
  * Pure: the node IP changes (nodeAddresses, issue 16) → their order, what must follow each address, and an estimate.
  * Workers go first (the canary alone, then batches of nodeRollout.maxUnavailable), control-plane nodes last and one
  * at a time: each carries an etcd member, and etcd keeps quorum only while at most one member is away.
- * Nothing here runs a change yet: validateConfig refuses a non-empty nodeAddresses before any change.
+ * A worker's change runs with the node rollout (components/nodeRollout, in the rollout's own waves); a control-plane
+ * node's is planned only: validateConfig refuses it before any change.
  */
 
 /** One place that holds the node's address and must follow it. */

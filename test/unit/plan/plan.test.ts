@@ -349,6 +349,23 @@ describe("lib/plan buildPlan refuses what the cluster contradicts or could not f
     assert.equal(buildPlan(smallConfig((v) => (v.cni = "calico"), inventory), inventory).cni, "calico");
   });
 
+  it("a worker's address changes with the rollout: a worker the run does not move is refused, one that moved already (a re-run) is not", () => {
+    const inventory = smallInventory();
+    const withChange = (v: Record<string, unknown>) => {
+      v.nodeAddresses = [{ name: "worker-2", from: "192.168.10.22", to: "192.168.20.22" }];
+      v.hostAddress = { persistence: "none", prefix: 24 };
+    };
+    assert.equal(buildPlan(smallConfig(withChange, inventory), inventory).nodes.find((n) => n.name === "worker-2")?.action, "move");
+    // worker-2's subnet in the new range already (a re-run after its move), its address not yet changed
+    const moved = smallInventory();
+    moved.nodes.find((n) => n.name === "worker-2")!.podCIDR = "10.48.3.0/24";
+    moved.nodes.find((n) => n.name === "worker-2")!.podCIDRs = ["10.48.3.0/24"];
+    assert.match(refusal(() => buildPlan(smallConfig(withChange, moved), moved)), /^cidr-migration:nodeAddresses\[0\]\.name: worker-2's address changes while the node rollout re-registers it, but this run does not move worker-2/);
+    // the move changed its address too: nothing left to refuse
+    moved.nodes.find((n) => n.name === "worker-2")!.internalIPs = ["192.168.20.22"];
+    assert.equal(buildPlan(smallConfig(withChange, moved), moved).nodes.find((n) => n.name === "worker-2")?.action, "unchanged");
+  });
+
   it("4: a serviceCidr.from that is not the cluster's range is refused, naming what says otherwise", () => {
     const inventory = smallInventory();
     const message = refusal(() => buildPlan(smallConfig((v) => (v.serviceCidr = { from: "10.200.0.0/16", to: "10.112.0.0/12" }), inventory), inventory));
