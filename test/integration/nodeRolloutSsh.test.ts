@@ -1,6 +1,6 @@
-// The node side of a node move over real SSH: an OpenSSH server on 127.0.0.1 (test/testbed/sshd.ts) inside a
-// network namespace that holds real cni0 (bridge) and flannel.1 (VXLAN) links, and a sandbox directory standing in
-// for the node's `/`. The scripts, the runner command and the connection settings are taken from the resources
+// The node side of a node move over real SSH: an OpenSSH server (test/testbed/sshd.ts) inside a network namespace
+// that holds real cni0 (bridge) and flannel.1 (VXLAN) links, and a veth whose address a worker's address change
+// really moves, and a sandbox directory standing in for the node's `/`. The scripts, the runner command and the connection settings are taken from the resources
 // NodeRollout declares (under the SDK's mock monitor, as the engine would receive them) and run in dependency
 // order; a read step's real stdout is fed back as its output, as the engine does, before the steps that use it.
 // Only systemctl and kubeadm are fakes (first on the session's PATH): no kubelet or kubeadm can run here.
@@ -95,7 +95,7 @@ const inventory: Inventory = {
     cni: { detected: "flannel", calicoPools: [], flannelNetwork: "10.244.0.0/16" },
 };
 
-describe("node rollout scripts over real SSH (sshd on 127.0.0.1 in a network namespace, sandbox root)", function () {
+describe("node rollout scripts over real SSH (sshd in a network namespace, sandbox root)", function () {
     this.timeout(60_000);
     const netns = `cidr-nr-ssh-${process.pid}`;
     let sshd: SshServer;
@@ -131,7 +131,7 @@ describe("node rollout scripts over real SSH (sshd on 127.0.0.1 in a network nam
         const bin = path.join(scratch, "bin");
         write(path.join(bin, "systemctl"), FAKE_SYSTEMCTL, 0o755);
         write(path.join(bin, "kubeadm"), FAKE_KUBEADM, 0o755);
-        sshd = await startSshd({ netns, sessionEnv: { PATH: `${bin}:/usr/sbin:/usr/bin:/sbin:/bin`, FAKE_ROOT: root, FAKE_CALLS: calls, TMPDIR: sessionTmp } });
+        sshd = await startSshd({ netns, listenAll: true, sessionEnv: { PATH: `${bin}:/usr/sbin:/usr/bin:/sbin:/bin`, FAKE_ROOT: root, FAKE_CALLS: calls, TMPDIR: sessionTmp } });
     });
 
     after(async () => {
@@ -276,5 +276,54 @@ describe("node rollout scripts over real SSH (sshd on 127.0.0.1 in a network nam
         assert.equal(exit3.status, 3);
         assert.equal(exit3.stderr, "why\n");
         assert.deepEqual(fs.readdirSync(tmp), []);
+    });
+    it("a worker whose address moves: the new address added beside the old over a session to the old one, --node-ip moved, the old address removed over a session to the new one; each step again changes nothing", async () => {
+        const FROM = "192.168.10.21";
+        const TO = "192.168.20.21";
+        const FLAGS = `KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///run/containerd/containerd.sock --node-ip=${FROM}"\n`;
+        write(`${root}/var/lib/kubelet/kubeadm-flags.env`, FLAGS);
+        spawnSync("ip", ["-n", netns, "link", "delete", "eth0"]);
+        execFileSync("ip", ["-n", netns, "link", "add", "eth0", "type", "veth", "peer", "name", "eth0p"]);
+        execFileSync("ip", ["-n", netns, "link", "set", "eth0", "up"]);
+        execFileSync("ip", ["-n", netns, "addr", "add", `${FROM}/24`, "dev", "eth0"]);
+        const addresses = () => execFileSync("ip", ["-n", netns, "-o", "-4", "addr", "show", "dev", "eth0"], { encoding: "utf8" }).split("\n").filter(Boolean).map((l) => l.split(/\s+/)[3]).sort();
+
+        const c = config("reregister", sshd.port);
+        c.nodes = c.nodes.map((n) => (n.name === "worker-1" ? { ...n, host: FROM } : n));
+        const change = { name: "worker-1", from: FROM, to: TO, role: "worker" as const, prefix: 24 };
+        const rolloutArgs: NodeRolloutArgs = { ...args("reregister"), nodes: c.nodes, addressChanges: { changes: [change], host: { persistence: "none" } } };
+        const declareWith = (stdouts: Record<string, string>) => captureGraph(() => new NodeRollout("nodes", rolloutArgs), {
+            // a read step not yet run answers a stand-in: the file as seeded (the steps that use it are not run from that declaration)
+            outputs: (r) => (r.type === REMOTE_SCRIPT_TYPE ? { stdout: stdouts[r.name] ?? (r.name.endsWith("-kubelet-config-read") ? Buffer.from(KUBELET_CONFIG).toString("base64") : r.name.endsWith("-kubelet-flags-read") ? Buffer.from(FLAGS).toString("base64") : ""), stderr: "" } : {}),
+        });
+        const first = await declareWith({});
+        const named = (g: MockGraph, step: string) => g.named(`nodes-worker-1-${step}`);
+        assert.equal(named(first, "address-add").inputs.connection.host, FROM);
+        assert.equal(named(first, "address-remove-old").inputs.connection.host, TO);
+
+        for (const step of ["cni-cleanup", "kubelet-stop"]) await runOk(named(first, step));
+        // (API: the Node deleted)
+        await runOk(named(first, "address-add"));
+        assert.deepEqual(addresses(), [`${FROM}/24`, `${TO}/24`].sort(), "both live while the session rides on the old one");
+        const flags = await runOk(named(first, "kubelet-flags-read"));
+        const then = await declareWith({ "nodes-worker-1-kubelet-flags-read": flags });
+        await runOk(named(then, "kubelet-node-ip"));
+        assert.equal(fs.readFileSync(`${root}/var/lib/kubelet/kubeadm-flags.env`, "utf8"), FLAGS.replace(`--node-ip=${FROM}`, `--node-ip=${TO}`));
+        assert.equal(fs.readFileSync(`${root}${BACKUP}/var/lib/kubelet/kubeadm-flags.env`, "utf8"), FLAGS, "the flags file backed up first");
+        await runOk(named(then, "kubelet-start"));
+        // (API: the rejoin waits for InternalIP 192.168.20.21)
+        await runOk(named(then, "address-remove-old"));
+        assert.deepEqual(addresses(), [`${TO}/24`]);
+
+        // again, as a re-run: each address step and the flags write find their work done; the old address stays gone
+        const tree = treeHash(root);
+        assert.match(await runOk(named(then, "address-remove-old")), /already removed/);
+        // the node answers only at its new address now
+        const atNewAddress = (r: RegisteredResource) => ({ ...r, inputs: { ...r.inputs, connection: { ...r.inputs.connection, host: TO } } });
+        const again = await declareWith({ "nodes-worker-1-kubelet-flags-read": await runOk(atNewAddress(named(first, "kubelet-flags-read"))) });
+        await runOk(atNewAddress(named(again, "kubelet-node-ip")));
+        assert.match(await runOk(atNewAddress(named(again, "address-add"))), /already changed/);
+        assert.equal(treeHash(root), tree, "nothing on the node changed");
+        assert.deepEqual(addresses(), [`${TO}/24`]);
     });
 });

@@ -24,6 +24,8 @@ export interface SshdOptions {
     sessionEnv?: Record<string, string>;
     /** Login user (default root: the node steps run as root). */
     user?: string;
+    /** Listen on every address of the namespace, not only 127.0.0.1 (a node reached at an address a test moves). */
+    listenAll?: boolean;
 }
 
 export interface SshServer {
@@ -60,7 +62,7 @@ export async function startSshd(opts: SshdOptions = {}): Promise<SshServer> {
     const port = await freePort();
     const config = [
         `Port ${port}`,
-        "ListenAddress 127.0.0.1",
+        `ListenAddress ${opts.listenAll ? "0.0.0.0" : "127.0.0.1"}`,
         `HostKey ${path.join(dir, "host_key")}`,
         `PidFile ${path.join(dir, "sshd.pid")}`,
         `AuthorizedKeysFile ${path.join(dir, "authorized_keys")}`,
