@@ -6,17 +6,15 @@
  * The conversion itself on a real control plane: test/integration/addFamily.test.ts.
  */
 import { strict as assert } from "assert";
-import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { CoreV1Api } from "@kubernetes/client-node";
 import { stringify } from "yaml";
+import { giveSshKey, seedKubeadmLikeCluster } from "./kubeadmLikeCluster";
 import { auditLineCount, EngineStack, persistedWrites, previewTheGatePasses } from "./engineStack";
 import { useTestCluster } from "../testbed/fixture";
 import { minorNumber, resolveTestBedVersion } from "../testbed/kubeVersion";
-import { waitUntil } from "../testbed/processes";
-import { createConfigMaps } from "../testbed/seed";
 
 const V4 = { service: "10.96.0.0/16", pod: "10.244.0.0/16" };
 const V6 = { service: "fd00:10:96::/112", pod: "fd00:10:244::/56" };
@@ -35,16 +33,7 @@ describe(`the real Pulumi engine previews an add-family run (single → dual-sta
     const core = kc.makeApiClient(CoreV1Api);
     await core.createNamespace({ body: { metadata: { name: "apps" } } });
     await core.createNamespacedService({ namespace: "apps", body: { metadata: { name: "web" }, spec: { selector: { app: "web" }, ports: [{ port: 80 }] } } });
-    await core.createNamespacedService({
-      namespace: "kube-system",
-      body: { metadata: { name: "kube-dns" }, spec: { selector: { "k8s-app": "kube-dns" }, ports: [{ port: 53, protocol: "UDP" }], clusterIP: "10.96.0.10" } },
-    });
-    await createConfigMaps(kc, { serviceSubnet: V4.service, podSubnet: V4.pod });
-    for (const n of NODES) {
-      const labels: Record<string, string> = n.role === "control-plane" ? { "node-role.kubernetes.io/control-plane": "" } : {};
-      await core.createNode({ body: { metadata: { name: n.name, labels } } });
-    }
-    await waitUntil(async () => (await core.listNode()).items.every((n) => n.spec?.podCIDR), { timeoutMs: 30_000, what: "a podCIDR on every Node" });
+    await seedKubeadmLikeCluster(kc, { serviceSubnet: V4.service, podSubnet: V4.pod }, NODES);
     for (const n of (await core.listNode()).items) podCIDRs.set(n.metadata!.name!, n.spec!.podCIDR!);
 
     const config = {
@@ -58,9 +47,7 @@ describe(`the real Pulumi engine previews an add-family run (single → dual-sta
       "cidr-migration:ssh": { user: "root" },
     };
     stack = await EngineStack.init(`e2e-add-family-${process.pid}`, stringify({ config }));
-    const keyFile = path.join(stack.dir, "id_ed25519");
-    spawnSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", keyFile]);
-    await stack.setSecret("ssh.privateKey", fs.readFileSync(keyFile, "utf8"));
+    await giveSshKey(stack);
   });
 
   after(async () => {

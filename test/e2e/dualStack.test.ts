@@ -6,17 +6,15 @@
  * against a plan that put one second address elsewhere. The preview writes nothing.
  */
 import { strict as assert } from "assert";
-import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
 import { CoreV1Api } from "@kubernetes/client-node";
 import { stringify } from "yaml";
+import { giveSshKey, seedKubeadmLikeCluster } from "./kubeadmLikeCluster";
 import { assertServiceCidrSwitch, auditLineCount, EngineStack, persistedWrites, previewTheGatePasses } from "./engineStack";
 import { useTestCluster } from "../testbed/fixture";
 import { resolveTestBedVersion } from "../testbed/kubeVersion";
-import { waitUntil } from "../testbed/processes";
-import { createConfigMaps } from "../testbed/seed";
 
 const OLD = { service: ["10.96.0.0/16", "fd00:10:96::/112"], pod: ["10.244.0.0/16", "fd00:10:244::/56"] };
 const NEW = { service: ["10.112.0.0/16", "fd00:10:112::/112"], pod: ["10.48.0.0/16", "fd00:10:48::/56"] };
@@ -47,17 +45,7 @@ describe(`the real Pulumi engine previews a dual-stack migration and the gate ju
         body: { metadata: { name: shape.name }, spec: { selector: { app: shape.name }, ports: [{ port: 80 }], ipFamilyPolicy: shape.policy, ipFamilies: shape.families } },
       });
     }
-    // kubeadm's CoreDNS Service: single-stack, at the tenth address of the primary range
-    await core.createNamespacedService({
-      namespace: "kube-system",
-      body: { metadata: { name: "kube-dns" }, spec: { selector: { "k8s-app": "kube-dns" }, ports: [{ port: 53, protocol: "UDP" }], clusterIP: "10.96.0.10" } },
-    });
-    await createConfigMaps(kc, { serviceSubnet: OLD.service.join(","), podSubnet: OLD.pod.join(",") });
-    for (const n of NODES) {
-      const labels: Record<string, string> = n.role === "control-plane" ? { "node-role.kubernetes.io/control-plane": "" } : {};
-      await core.createNode({ body: { metadata: { name: n.name, labels } } });
-    }
-    await waitUntil(async () => (await core.listNode()).items.every((n) => n.spec?.podCIDRs?.length === 2), { timeoutMs: 30_000, what: "a podCIDR per family on every Node" });
+    await seedKubeadmLikeCluster(kc, { serviceSubnet: OLD.service.join(","), podSubnet: OLD.pod.join(",") }, NODES);
 
     const snapshots = fs.mkdtempSync(path.join(os.tmpdir(), "cidr-e2e-dual-snapshots-"));
     const config = {
@@ -71,9 +59,7 @@ describe(`the real Pulumi engine previews a dual-stack migration and the gate ju
       "cidr-migration:ssh": { user: "root" },
     };
     stack = await EngineStack.init(`e2e-dual-${process.pid}`, stringify({ config }));
-    const keyFile = path.join(stack.dir, "id_ed25519");
-    spawnSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", keyFile]);
-    await stack.setSecret("ssh.privateKey", fs.readFileSync(keyFile, "utf8"));
+    await giveSshKey(stack);
     const planned = await stack.cli(["plan", "--json"]);
     assert.equal(planned.exitCode, 0, `${planned.stdout}\n${planned.stderr}`);
     plan = JSON.parse(planned.stdout);

@@ -9,20 +9,18 @@
  * - a third run has nothing left to do.
  */
 import { strict as assert } from "assert";
-import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { CoreV1Api, CustomObjectsApi } from "@kubernetes/client-node";
+import { CustomObjectsApi } from "@kubernetes/client-node";
 import { stringify } from "yaml";
 import { calicoProgram } from "./calicoProgram";
 import { EngineStack } from "./engineStack";
+import { giveSshKey, seedKubeadmLikeCluster } from "./kubeadmLikeCluster";
 import { installCalicoCrds } from "../support/calicoCrds";
 import { installOperator, OperatorInstall } from "../support/tigeraOperatorFixture";
 import { useTestCluster } from "../testbed/fixture";
 import { resolveTestBedVersion } from "../testbed/kubeVersion";
-import { waitUntil } from "../testbed/processes";
-import { createConfigMaps } from "../testbed/seed";
 
 const PROJECT = path.join(__dirname, "calico-project");
 const CALICO = { group: "crd.projectcalico.org", version: "v1" };
@@ -56,18 +54,7 @@ describe(`the real Pulumi engine moves both families' Calico pools through the T
 
   before(async () => {
     const kc = cluster().kubeConfig();
-    const core = kc.makeApiClient(CoreV1Api);
-    // kubeadm's CoreDNS Service, which every plan moves
-    await core.createNamespacedService({
-      namespace: "kube-system",
-      body: { metadata: { name: "kube-dns" }, spec: { selector: { "k8s-app": "kube-dns" }, ports: [{ port: 53, protocol: "UDP" }], clusterIP: "10.96.0.10" } },
-    });
-    await createConfigMaps(kc, { serviceSubnet: OLD.service.join(","), podSubnet: OLD.pod.join(",") });
-    for (const n of NODES) {
-      const labels: Record<string, string> = n.role === "control-plane" ? { "node-role.kubernetes.io/control-plane": "" } : {};
-      await core.createNode({ body: { metadata: { name: n.name, labels } } });
-    }
-    await waitUntil(async () => (await core.listNode()).items.every((n) => n.spec?.podCIDRs?.length === 2), { timeoutMs: 30_000, what: "a podCIDR per family on every Node" });
+    await seedKubeadmLikeCluster(kc, { serviceSubnet: OLD.service.join(","), podSubnet: OLD.pod.join(",") }, NODES);
 
     // what the operator made at install time, one pool per family; and one node's IPv6 block in the old range
     await installCalicoCrds(kc);
@@ -94,9 +81,7 @@ describe(`the real Pulumi engine moves both families' Calico pools through the T
       "cidr-migration:ssh": { user: "root" },
     };
     stack = await EngineStack.init(`e2e-dual-calico-${process.pid}`, stringify({ config }), PROJECT);
-    const keyFile = path.join(stack.dir, "id_ed25519");
-    spawnSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", keyFile]);
-    await stack.setSecret("ssh.privateKey", fs.readFileSync(keyFile, "utf8"));
+    await giveSshKey(stack);
   });
 
   after(async () => {

@@ -7,17 +7,14 @@
  * apiserver: test/integration/nodeRolloutApi.test.ts.
  */
 import { strict as assert } from "assert";
-import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
-import { CoreV1Api } from "@kubernetes/client-node";
 import { stringify } from "yaml";
+import { giveSshKey, seedKubeadmLikeCluster } from "./kubeadmLikeCluster";
 import { auditLineCount, EngineStack, persistedWrites, previewTheGatePasses } from "./engineStack";
 import { useTestCluster } from "../testbed/fixture";
 import { resolveTestBedVersion } from "../testbed/kubeVersion";
-import { waitUntil } from "../testbed/processes";
-import { createConfigMaps } from "../testbed/seed";
 
 const OLD = { service: "10.96.0.0/16", pod: "10.244.0.0/16" };
 const NEW = { service: "10.112.0.0/16", pod: "10.48.0.0/16" };
@@ -48,21 +45,9 @@ describe(`the real Pulumi engine previews a worker's address change with the rol
 
   before(async () => {
     const kc = cluster().kubeConfig();
-    const core = kc.makeApiClient(CoreV1Api);
-    await core.createNamespacedService({
-      namespace: "kube-system",
-      body: { metadata: { name: "kube-dns" }, spec: { selector: { "k8s-app": "kube-dns" }, ports: [{ port: 53, protocol: "UDP" }], clusterIP: "10.96.0.10" } },
-    });
-    await createConfigMaps(kc, { serviceSubnet: OLD.service, podSubnet: OLD.pod });
-    for (const n of NODES) {
-      const labels: Record<string, string> = n.role === "control-plane" ? { "node-role.kubernetes.io/control-plane": "" } : {};
-      await core.createNode({ body: { metadata: { name: n.name, labels } } });
-    }
-    await waitUntil(async () => (await core.listNode()).items.every((n) => n.spec?.podCIDR), { timeoutMs: 30_000, what: "a podCIDR on every Node" });
+    await seedKubeadmLikeCluster(kc, { serviceSubnet: OLD.service, podSubnet: OLD.pod }, NODES);
     stack = await EngineStack.init(`e2e-node-address-${process.pid}`, stringify({ config: config([{ name: "addr-worker-2", from: "192.168.77.22", to: "192.168.78.22" }]) }));
-    const keyFile = path.join(stack.dir, "id_ed25519");
-    spawnSync("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", keyFile]);
-    await stack.setSecret("ssh.privateKey", fs.readFileSync(keyFile, "utf8"));
+    await giveSshKey(stack);
   });
 
   after(async () => {
