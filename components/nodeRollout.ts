@@ -13,11 +13,16 @@
  *   kubelet-stop      SSH   stop the kubelet, clear its CPU/memory manager checkpoints
  *   deregister        API   delete the Node object (only the backed-up one, by uid)
  *   calico-ipam       API   Calico only: release the node's IPAM blocks and affinities in the old pool
+ *   address-add, kubelet-flags-read, kubelet-node-ip   SSH, only for a worker whose address moves (nodeAddresses):
+ *                           the new address beside the old one, and --node-ip in kubeadm-flags.env
  *   kubelet-config-read, kubelet-config-dns   SSH, only when the DNS Service moves: clusterDNS in
  *                           /var/lib/kubelet/config.yaml, while the kubelet is stopped (it reads the file at start)
  *   kubelet-start     SSH   the kubelet registers the Node again
  *   rejoin            API   planned podCIDR (KCM runs with --allocate-node-cidrs=false meanwhile), metadata restored
  *                           exactly, old DaemonSet pods replaced, Ready, uncordon, pods back in the new subnet, verify
+ *                           (a worker whose address moves: the new InternalIP too)
+ *   address-remove-old SSH  that worker's old address removed, over a session to the new one; the next wave waits
+ *                           for it
  * Strategy `etcd-rewrite` (every node; the Node's podCIDR was rewritten in etcd with the Services): drain →
  * cni-cleanup → kubelet-stop → calico-ipam → kubelet-config-read/dns → kubelet-start → rejoin, with no deregister:
  * the Node keeps its uid, and rejoin waits for it rather than for a new registration.
