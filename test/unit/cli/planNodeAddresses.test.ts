@@ -29,7 +29,7 @@ describe("cidr-migration plan (CLI): node address changes", function () {
     const inv = path.join(FIXTURES, "inventory-small.json");
     const [text, json] = await Promise.all([runCli(["plan", "--config", stack, "--inventory", inv]), runCli(["plan", "--config", stack, "--inventory", inv, "--json"])]);
     assert.equal(text.code, 0, text.stderr);
-    assert.match(text.stdout, /Node address changes \(nodeAddresses, issue 16\) — planned only/);
+    assert.match(text.stdout, /Node address changes \(nodeAddresses, issue 16\) — a worker's runs with the node rollout/);
     const batches = text.stdout.split("\n").filter((l) => /^ {2}batch \d+:/.test(l)).map((l) => l.trim().split(" (")[0]);
     assert.deepEqual(batches, ["batch 0: worker-1", "batch 1: worker-3", "batch 2: cp-2"]);
     assert.match(text.stdout, /Estimate: cidr-migration 20m; manual runbook 2h 0m to 6h 0m/);
