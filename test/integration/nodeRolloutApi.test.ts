@@ -159,7 +159,7 @@ describe("node move API steps (real kube-apiserver + KCM of the test-bed version
         await addNode("worker-d", { pool: "drain-test" });
         await addNode("worker-e");
         await addNode("worker-f", { "example.com/crash-test": "yes" });
-        await addNode("worker-g");
+        await addNode("worker-addr");
 
         // a node agent on every node (pod network, like a CNI-managed DaemonSet such as a log shipper)
         await apps.createNamespacedDaemonSet({
@@ -351,23 +351,23 @@ describe("node move API steps (real kube-apiserver + KCM of the test-bed version
 
     it("a worker whose address moves (nodeAddresses): the rejoin waits until the Node reports the new InternalIP, naming what it reports meanwhile", async () => {
         const planned = "10.48.7.0/24";
-        const oldIp = nodeIPs.get("worker-g")!;
+        const oldIp = nodeIPs.get("worker-addr")!;
         const newIp = "192.168.60.70";
-        await createStep(inputs("drain", "worker-g", { plannedPodCIDR: planned }));
-        await createStep(inputs("delete-node", "worker-g"));
+        await createStep(inputs("drain", "worker-addr", { plannedPodCIDR: planned }));
+        await createStep(inputs("delete-node", "worker-addr"));
         // a kubelet whose --node-ip was not moved registers at the old address
-        await kubeletRegistersAgain("worker-g");
+        await kubeletRegistersAgain("worker-addr");
         await assert.rejects(
-            createStep(inputs("rejoin", "worker-g", { plannedPodCIDR: planned, internalIP: newIp, rejoinTimeoutSeconds: 3 })),
-            new RegExp(`node worker-g: InternalIP ${newIp.replace(/\./g, "\\.")} on the Node did not happen within 3s: the kubelet does not report InternalIP ${newIp.replace(/\./g, "\\.")} \\(it reports ${oldIp.replace(/\./g, "\\.")}\\); check --node-ip`),
+            createStep(inputs("rejoin", "worker-addr", { plannedPodCIDR: planned, internalIP: newIp, rejoinTimeoutSeconds: 3 })),
+            new RegExp(`node worker-addr: InternalIP ${newIp.replace(/\./g, "\\.")} on the Node did not happen within 3s: the kubelet does not report InternalIP ${newIp.replace(/\./g, "\\.")} \\(it reports ${oldIp.replace(/\./g, "\\.")}\\); check --node-ip`),
         );
         // once the kubelet runs with the new --node-ip it reports that address
-        await core.patchNodeStatus({ name: "worker-g", body: { status: { addresses: [{ type: "InternalIP", address: newIp }, { type: "Hostname", address: "worker-g" }] } } }, mergePatch());
-        const { outs } = await createStep(inputs("rejoin", "worker-g", { plannedPodCIDR: planned, internalIP: newIp, rejoinTimeoutSeconds: 60 }));
+        await core.patchNodeStatus({ name: "worker-addr", body: { status: { addresses: [{ type: "InternalIP", address: newIp }, { type: "Hostname", address: "worker-addr" }] } } }, mergePatch());
+        const { outs } = await createStep(inputs("rejoin", "worker-addr", { plannedPodCIDR: planned, internalIP: newIp, rejoinTimeoutSeconds: 60 }));
         assert.strictEqual(outs.podCIDR, planned);
-        const after = await core.readNode({ name: "worker-g" });
+        const after = await core.readNode({ name: "worker-addr" });
         assert.deepStrictEqual(after.status?.addresses?.filter((a) => a.type === "InternalIP").map((a) => a.address), [newIp]);
-        const check = await nodeApiStepsProvider.check!({}, inputs("rejoin", "worker-g", { plannedPodCIDR: planned, internalIP: "192.168.60.070" }));
+        const check = await nodeApiStepsProvider.check!({}, inputs("rejoin", "worker-addr", { plannedPodCIDR: planned, internalIP: "192.168.60.070" }));
         assert.match(JSON.stringify(check.failures), /internalIP .* must be the node's new address in normal form/);
     });
 
