@@ -279,8 +279,7 @@ export class NodeRollout extends pulumi.ComponentResource {
   }
 
   private addressInput(change: NodeAddressChange, ctx: NodeStepContext): NodeAddressChangeInput {
-    const host = ctx.args.addressChanges!.host;
-    return { from: change.from, to: change.to, prefix: change.prefix!, persistence: host.persistence, ...(host.hookPath ? { hookPath: host.hookPath } : {}), ...(host.interface ? { interface: host.interface } : {}) };
+    return { from: change.from, to: change.to, prefix: change.prefix!, ...ctx.args.addressChanges!.host };
   }
 
   /** A RemoteScript step on one node, a child of this component. */

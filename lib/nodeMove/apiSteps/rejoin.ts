@@ -6,6 +6,7 @@
  */
 import { V1Node } from "@kubernetes/client-node";
 import { describeKubeError } from "../../config/kubeClient";
+import { familyOf } from "../../net/cidr";
 import { podKey } from "../drainDecision";
 import { describeDifferences, metadataDifferences, metadataMergePatch, metadataOf, restoredMetadata } from "../nodeMetadata";
 import { isReady, podCidrAction, podsBack, registrationState, staleDaemonSetPods } from "../rejoinChecks";
@@ -56,12 +57,11 @@ async function waitReregistered({ run, record, timeout }: Rejoin): Promise<V1Nod
 
 /** 1b. A node whose address moved (nodeAddresses): its kubelet reports the new InternalIP, and only that one of its family. */
 async function waitInternalIP({ run, timeout }: Rejoin, wanted: string): Promise<void> {
-  const family = wanted.includes(":");
   let seen: string[] = [];
   await run.within(timeout, `InternalIP ${wanted} on the Node`, async () => {
     const node = await run.readNode();
     seen = (node?.status?.addresses ?? []).filter((a) => a.type === "InternalIP").map((a) => a.address);
-    const sameFamily = seen.filter((ip) => ip.includes(":") === family);
+    const sameFamily = seen.filter((ip) => familyOf(ip) === familyOf(wanted));
     return sameFamily.length === 1 && sameFamily[0] === wanted ? true : undefined;
   }, () => `the kubelet does not report InternalIP ${wanted} (it reports ${seen.join(", ") || "none"}); check --node-ip in /var/lib/kubelet/kubeadm-flags.env and the address on the node`);
   run.log(`reports InternalIP ${wanted}`);
