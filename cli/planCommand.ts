@@ -3,6 +3,8 @@ import { buildPlan } from "../lib/plan/plan";
 import { planNodeAddresses } from "../lib/plan/nodeAddressPlan";
 import { renderNodeAddressPlan } from "../lib/plan/nodeAddressReport";
 import { renderPlan } from "../lib/plan/planReport";
+import { openShiftRunbook } from "../lib/plan/openShiftRunbook";
+import { renderOpenShiftRunbook } from "../lib/plan/openShiftRunbookReport";
 import { addSourceOptions, loadConfigAndInventory, SourceOptions } from "./context";
 import { action, outputWidth, writeJson } from "./run";
 import { ensureSandboxRunning } from "./sandboxCommand";
@@ -14,6 +16,14 @@ export function registerPlanCommand(program: Command): void {
       action(async (opts: SourceOptions & { json?: boolean }) => {
         // plan changes nothing: node address changes are shown here, while every other command refuses them
         const { config, inventory } = await loadConfigAndInventory(opts, ensureSandboxRunning, { planOnly: true });
+        if (config.platform === "openshift") {
+          // OpenShift's operators own its ranges, etcd and certificates: only the node address runbook, never run
+          const nodeAddressPlan = planNodeAddresses(config, inventory);
+          const runbook = openShiftRunbook(nodeAddressPlan, config, new Date().toISOString().slice(0, 10).replace(/-/g, ""));
+          if (opts.json) writeJson({ platform: "openshift", executes: false, nodeAddressPlan, openShiftRunbook: runbook });
+          else process.stdout.write(renderOpenShiftRunbook(nodeAddressPlan, runbook));
+          return;
+        }
         const plan = buildPlan(config, inventory);
         const nodeAddressPlan = planNodeAddresses(config, inventory);
         if (opts.json) writeJson(nodeAddressPlan.steps.length > 0 ? { ...plan, nodeAddressPlan } : plan);

@@ -1,6 +1,6 @@
 import { ConfigError } from "./errors";
 import { Inventory } from "../plan/inventory";
-import { Cni, DEFAULT_SERVICE_PARALLELISM, MigrationConfig, NodeAddressChange, NodeRole, SecondFamily, NodeTarget, RolloutStrategy, ServiceStrategy } from "./migrationConfig";
+import { Cni, DEFAULT_SERVICE_PARALLELISM, Platform, MigrationConfig, NodeAddressChange, NodeRole, SecondFamily, NodeTarget, RolloutStrategy, ServiceStrategy } from "./migrationConfig";
 import { hostProblem, nodeNameProblem, PREFLIGHT_CHECK, userNameProblem } from "./nodeIdentity";
 import { closest } from "fastest-levenshtein";
 import { ConfigSource, Reader, isEncrypted, setCommand, show } from "./configReader";
@@ -30,6 +30,7 @@ const SCHEMA: Record<string, readonly string[] | null> = {
   serviceCidr: ["from", "to"],
   podCidr: ["from", "to", "nodeMaskSize"],
   cni: null,
+  platform: null,
   kubeconfig: null,
   etcd: ["endpoints", "caCert", "cert", "key"],
   nodes: null,
@@ -42,7 +43,8 @@ const SCHEMA: Record<string, readonly string[] | null> = {
   snapshot: ["directory", "trigger"],
 };
 const NODE_KEYS = ["name", "host", "port", "user", "role"];
-const CNIS: readonly Cni[] = ["calico", "flannel", "cilium", "none", "auto"];
+const CNIS: readonly Cni[] = ["calico", "flannel", "cilium", "ovn-kubernetes", "none", "auto"];
+const PLATFORMS: readonly Platform[] = ["kubeadm", "openshift"];
 const ROLES: readonly NodeRole[] = ["control-plane", "worker"];
 const STRATEGIES: readonly RolloutStrategy[] = ["reregister", "kubeadm-rejoin", "etcd-rewrite"];
 const SERVICE_STRATEGIES: readonly ServiceStrategy[] = ["recreate", "etcd-rewrite"];
@@ -60,6 +62,8 @@ export function validateConfig(source: ConfigSource, context: ValidationContext 
   const families = readFamilyRanges(r, r.object("serviceCidr") ?? {}, r.object("podCidr") ?? {});
 
   const cni = r.oneOf("cni", r.raw("cni"), CNIS, "auto");
+  const platform = r.oneOf("platform", r.raw("platform"), PLATFORMS, "kubeadm");
+  checkPlatform(r, platform, cni, context.planOnly === true);
   const kubeconfig = readKubeconfig(r);
   const etcd = readEtcd(r);
   const ssh = readSsh(r);
@@ -104,6 +108,7 @@ export function validateConfig(source: ConfigSource, context: ValidationContext 
     serviceCidr: { from: families![0].service.from!, to: families![0].service.to },
     podCidr: { from: families![0].pod.from!, to: families![0].pod.to, nodeMaskSize: families![0].pod.nodeMaskSize },
     ...(families!.length > 1 ? { secondFamily: secondFamilyOf(families![1]) } : {}),
+    platform,
     cni,
     kubeconfig,
     etcd,
@@ -116,6 +121,22 @@ export function validateConfig(source: ConfigSource, context: ValidationContext 
     services,
     snapshot,
   };
+}
+
+/**
+ * OpenShift is planned, never run: its nodes, etcd and certificates belong to its operators, and it cannot run on
+ * this project's test bed, so nothing would prove a run there. `cidr-migration plan` prints the oc runbook instead.
+ */
+function checkPlatform(r: Reader, platform: Platform, cni: Cni, planOnly: boolean): void {
+  if (platform === "openshift" && !["ovn-kubernetes", "auto"].includes(cni)) {
+    r.fail("cni", `is "${cni}" but platform is "openshift", whose pod network is OVN-Kubernetes; set cni to "ovn-kubernetes" or "auto"`);
+  }
+  if (platform !== "openshift" && cni === "ovn-kubernetes") {
+    r.fail("cni", `"ovn-kubernetes" is planned only on OpenShift; set platform to "openshift" for its runbook (\`cidr-migration plan\`), or set cni to the cluster's CNI`);
+  }
+  if (platform === "openshift" && !planOnly) {
+    r.fail("platform", `"openshift" is planned only: cidr-migration does not run on OpenShift (it cannot run on this project's test bed, so no step of it is tested there); run \`cidr-migration plan\` for the oc runbook and carry it out by hand, or remove platform for a kubeadm cluster`);
+  }
 }
 
 function secondFamilyOf(f: FamilyRanges): SecondFamily {

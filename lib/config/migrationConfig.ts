@@ -3,7 +3,9 @@ import { Sensitive } from "./sensitive";
 
 /** The typed, validated stack config. Produced only by lib/config.ts; every CIDR here is normalized. */
 
-export type Cni = "calico" | "flannel" | "cilium" | "none" | "auto";
+export type Cni = "calico" | "flannel" | "cilium" | "ovn-kubernetes" | "none" | "auto";
+/** kubeadm: the clusters this tool runs on; openshift: planned only (`cidr-migration plan` prints the oc runbook). */
+export type Platform = "kubeadm" | "openshift";
 export type NodeRole = "control-plane" | "worker";
 export type RolloutStrategy = "reregister" | "kubeadm-rejoin" | "etcd-rewrite";
 /** recreate: each Service deleted and created at its new IP through the API; etcd-rewrite: moved in place in etcd. */
@@ -60,6 +62,7 @@ export interface MigrationConfig {
   podCidr: PodCidrMove;
   /** Absent on a single-stack run. What a dual-stack run cannot do yet is refused by lib/plan/dualStackRefusals. */
   secondFamily?: SecondFamily;
+  platform: Platform;
   cni: Cni;
   /** A kubeconfig path, or its content as a secret. */
   kubeconfig: { path?: string; content?: Sensitive };

@@ -25,6 +25,8 @@ export interface NodeAddressStep {
   role: NodeRole;
   from: string;
   to: string;
+  /** The interface prefix length, when the config gives one (the entry's own, else hostAddress.prefix). */
+  prefix?: number;
   /** 0 is the first batch; a control-plane node and the canary are always alone in theirs. */
   batch: number;
   canary: boolean;
@@ -144,6 +146,7 @@ export function planNodeAddresses(config: MigrationConfig, inventory?: Inventory
         role,
         from: c.from,
         to: c.to,
+        ...(c.prefix !== undefined ? { prefix: c.prefix } : {}),
         batch: b,
         canary: c === canary,
         references: [...nodeAddressReferences({ name: c.name, role, from: c.from }), ...ownEndpoints(config, c.from)],

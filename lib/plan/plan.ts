@@ -55,6 +55,8 @@ export function planAsFound(config: MigrationConfig, inventory: Inventory): Plan
 
 function planCluster(config: MigrationConfig, inventory: Inventory): Plan {
   const warnings: PlanWarning[] = [];
+  // OpenShift's network operator owns its ranges: validateConfig lets platform openshift reach only the runbook
+  if (config.platform === "openshift" || config.cni === "ovn-kubernetes") throw new UserError(`platform "openshift" (cni "ovn-kubernetes") has no CIDR plan: \`cidr-migration plan\` prints its node address runbook only`);
   const cni = config.cni === "auto" ? inventory.cni.detected : config.cni;
   const newKubernetesIP = kubernetesServiceIP(config.serviceCidr.to);
   const services = planServices(config, inventory.services, newKubernetesIP, warnings);

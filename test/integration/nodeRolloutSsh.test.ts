@@ -69,7 +69,8 @@ function config(strategy: MigrationConfig["nodeRollout"]["strategy"], port: numb
     return {
         serviceCidr: { from: "10.96.0.0/12", to: "10.112.0.0/12" },
         podCidr: { from: "10.244.0.0/16", to: "10.48.0.0/16", nodeMaskSize: 24 },
-        cni: "flannel",
+        platform: "kubeadm",
+    cni: "flannel",
         kubeconfig: { path: "/unused" },
         etcd: { endpoints: ["https://127.0.0.1:2379"] },
         nodes: [

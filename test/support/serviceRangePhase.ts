@@ -50,7 +50,8 @@ export function serviceMoveConfig(from: string, to: string, allowLoadBalancerRec
     return {
         serviceCidr: { from, to },
         podCidr: { from: "10.244.0.0/16", to: "10.48.0.0/16", nodeMaskSize: 24 },
-        cni: "none",
+        platform: "kubeadm",
+    cni: "none",
         kubeconfig: {},
         etcd: { endpoints: ["http://127.0.0.1:2379"] },
         nodes: [{ name: "node-1", host: "127.0.0.1", role: "worker", port: 22, user: "root" }],

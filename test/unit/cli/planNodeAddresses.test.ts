@@ -42,4 +42,22 @@ describe("cidr-migration plan (CLI): node address changes", function () {
     ]);
     assert.ok(doc.phases.length > 0);
   });
+
+  it("platform openshift: prints only the oc runbook, marked as not executed, and no CIDR plan", async () => {
+    const stack = path.join(dir, "Pulumi.os.yaml");
+    writeFileSync(stack, readFileSync(path.join(FIXTURES, "stack-small.yaml"), "utf8") + "  cidr-migration:platform: openshift\n" + NODE_ADDRESSES);
+    const inv = path.join(FIXTURES, "inventory-small.json");
+    const [text, json] = await Promise.all([runCli(["plan", "--config", stack, "--inventory", inv]), runCli(["plan", "--config", stack, "--inventory", inv, "--json"])]);
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(text.stdout, /^OpenShift node address runbook \(platform: openshift, nodeAddresses\) — PLANNED ONLY: cidr-migration does not execute it/);
+    assert.match(text.stdout, /oc adm drain worker-1 /);
+    assert.match(text.stdout, /Machine API/);
+    assert.doesNotMatch(text.stdout, /Service IP|Phase/i, "no CIDR plan");
+    assert.equal(json.code, 0, json.stderr);
+    const doc = JSON.parse(json.stdout) as { platform: string; executes: boolean; openShiftRunbook: { sections: Array<{ title: string }> }; phases?: unknown };
+    assert.equal(doc.platform, "openshift");
+    assert.equal(doc.executes, false);
+    assert.equal(doc.phases, undefined);
+    assert.deepEqual(doc.openShiftRunbook.sections.map((s) => s.title.split(" (")[0]), ["Before the first node", "batch 0: worker-1", "batch 1: worker-3", "batch 2: cp-2", "After the last node"]);
+  });
 });
