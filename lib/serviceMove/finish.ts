@@ -7,7 +7,7 @@ import { isStatus, KubeObject, paths } from "./kubeRest";
 import { retryOnConflict } from "./retryOnConflict";
 import { clusterIpsOf, differingUserFields } from "./recreateBody";
 import type { Prepared } from "./prepare";
-import { BRIDGE_MANAGER, BridgeTarget, controllerSlicesOf, selectsPods, SERVICE_NAME_LABEL } from "./endpointBridge";
+import { BRIDGE_MANAGER, bridgeOwner, BridgeTarget, controllerSlicesOf, selectsPods, SERVICE_NAME_LABEL } from "./endpointBridge";
 import { Context, POLL_MS, SETTLE_POLL_MS, describeDependent, journalWhere, moveError, nowMs, retrying, round, uidOf } from "./moverContext";
 import { Swapped, endpointSlicesPath } from "./swap";
 import { sleep } from "../concurrency/sleep";
@@ -114,11 +114,27 @@ async function removeDnsBridge(ctx: Context, entry: JournalEntry, created: KubeO
   return seen;
 }
 
-/** Any other move's bridge goes at once if the controller's own slices exist; else it is returned, for the sweep. */
+/** Bridged slices named `names` get the new Service `target` as owner, so that they go with it; best effort (their removal goes by label). */
+export async function ownBridgeSlices(ctx: Context, slicesPath: string, names: string[], target: BridgeTarget): Promise<void> {
+  const patch = { metadata: { ownerReferences: [bridgeOwner(target)] } };
+  await Promise.all(names.map((name) =>
+    ctx.rest.mergePatch(`${slicesPath}/${encodeURIComponent(name)}`, patch).catch((err: Error) => {
+      ctx.warnings.push(`Service ${target.namespace}/${target.name}: its bridged EndpointSlice ${name} could not be given it as owner (${err.message.split("\n")[0]}); it is removed by its label all the same`);
+    })));
+}
+
+/**
+ * Any other move's bridge goes at once if the controller's own slices exist; else it is returned, for the sweep,
+ * its copies owned by the new Service (copied before the delete, they had no owner yet).
+ */
 async function removeBridgeIfReplaced(ctx: Context, target: BridgeTarget): Promise<BridgeTarget | undefined> {
   const state = await bridgeState(ctx, target);
   if (state.bridge.length === 0) return undefined;
-  if (!state.replaced) return target;
+  if (!state.replaced) {
+    const unowned = state.bridge.filter((slice) => !(slice.metadata?.ownerReferences ?? []).some((owner) => owner.uid === target.uid));
+    await ownBridgeSlices(ctx, state.slicesPath, unowned.map((slice) => slice.metadata!.name!), target);
+    return target;
+  }
   await deleteBridge(ctx, state.slicesPath, state.bridge);
   return undefined;
 }

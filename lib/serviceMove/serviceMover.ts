@@ -219,10 +219,11 @@ async function swapPhase(run: Run, prepared: Prepared[]): Promise<SwapPhase> {
   const lanes = adaptiveLimit(ctx.options.parallelism);
   await inAdaptiveLanes(prepared, lanes, async (p) => {
     phase.started.add(p);
+    const cutsAtStart = lanes.cuts();
     try {
       const s = await swapMove(ctx, p);
       report.results.push(s.result);
-      if (s.result.gapMillis !== undefined) lanes.record(s.result.gapMillis);
+      if (s.result.gapMillis !== undefined) lanes.record(s.result.gapMillis, cutsAtStart);
       report.swapLanes = lanes.range();
       // the settle is mostly waiting: it starts at once and holds no lane
       if (p.entry.endpoints) phase.settling.push(finishInto(run, phase)(s));

@@ -4,8 +4,8 @@ import { ServiceRef, serviceRefKey } from "./serviceRef";
 import { isStatus, isTransient, KubeApiError, KubeObject, paths } from "./kubeRest";
 import { MoveResult } from "./moveTypes";
 import { clusterIpsOf, differingUserFields, spec } from "./recreateBody";
-import { bridgeEndpoints, bridgeOwner, bridgeSliceName, bridgeSlices, selectsPods, SERVICE_NAME_LABEL, SliceTarget } from "./endpointBridge";
-import { restoreEndpoints, verifyService } from "./finish";
+import { bridgeEndpoints, bridgeSliceName, bridgeSlices, selectsPods, SERVICE_NAME_LABEL, SliceTarget } from "./endpointBridge";
+import { ownBridgeSlices, restoreEndpoints, verifyService } from "./finish";
 import { Context, LEAK_SUSPICION_MS, MAX_BACKOFF_MS, POLL_MS, journalWhere, moveError, nowMs, retrying, round, uidOf, writeJournal } from "./moverContext";
 import { Prepared, recreateBodyOf, rollBack } from "./prepare";
 import { sleep } from "../concurrency/sleep";
@@ -198,7 +198,7 @@ async function swapIn(ctx: Context, prepared: Prepared, where: string): Promise<
     const { created, attempts } = await createWhenFree(ctx, body, key, uidOf(standIn), where);
     const createdAt = nowMs();
     await bridgeEndpointsTo(ctx, created, slicesPath, preCopied ? [] : standInSlices, standInEndpoints);
-    if (preCopied) await ownCopiedSlices(ctx, created, slicesPath, standInSlices.length);
+    if (preCopied) await ownBridgeSlices(ctx, slicesPath, standInSlices.map((_, i) => bridgeSliceName(entry.name, i)), { namespace: entry.namespace, name: entry.name, uid: uidOf(created)! });
     faultPoint("after-dns-bridge", key);
     return { created, gapMillis: createdAt - deleted, attempts, createdAt, bridgedMillis: nowMs() - createdAt };
   }
@@ -231,7 +231,7 @@ async function swapIn(ctx: Context, prepared: Prepared, where: string): Promise<
     await bridgeEndpointsTo(ctx, created, slicesPath, oldSlices, undefined);
     return { created, gapMillis: createdAt - deleted, attempts, bridgedMillis: nowMs() - createdAt };
   }
-  await ownCopiedSlices(ctx, created, slicesPath, oldSlices.length);
+  // the copies get the new Service as owner in phase 3, and only if they outlive it there: not a write in the lane
   return { created, gapMillis: createdAt - deleted, attempts, bridgedMillis: 0 };
 }
 
@@ -244,16 +244,6 @@ async function copySlices(ctx: Context, slicesPath: string, slices: KubeObject[]
     ctx.warnings.push(`Service ${target.namespace}/${target.name}: its endpoints could not be copied before its move (${(err as Error).message.split("\n")[0]}); they are copied right after its create`);
     return false;
   }
-}
-
-/** The copies made before the delete get the new Service as owner, so that they go with it; best effort (the bridge's removal does not need it). */
-async function ownCopiedSlices(ctx: Context, created: KubeObject, slicesPath: string, count: number): Promise<void> {
-  const target = { namespace: created.metadata!.namespace!, name: created.metadata!.name!, uid: uidOf(created)! };
-  const patch = { metadata: { ownerReferences: [bridgeOwner(target)] } };
-  await Promise.all(Array.from({ length: count }, (_, i) =>
-    ctx.rest.mergePatch(`${slicesPath}/${encodeURIComponent(bridgeSliceName(target.name, i))}`, patch).catch((err: Error) => {
-      ctx.warnings.push(`Service ${target.namespace}/${target.name}: its bridged EndpointSlice ${bridgeSliceName(target.name, i)} could not be given it as owner (${err.message.split("\n")[0]}); it is removed by its label all the same`);
-    })));
 }
 
 /** The endpointslice controller's slices labelled with the Service name `service` (of any uid). */
