@@ -1,4 +1,4 @@
-import { Etcd3 } from "etcd3";
+import { Etcd3, IMember } from "etcd3";
 import { UserError } from "../config/errors";
 
 /**
@@ -27,7 +27,7 @@ export interface EtcdPeerMoveResult {
 }
 
 /** A URL's host, IPv6 without its brackets. */
-function hostOf(url: string): string {
+export function hostOf(url: string): string {
   return new URL(url).hostname.replace(/^\[|\]$/g, "");
 }
 
@@ -40,15 +40,23 @@ export function movedUrl(url: string, from: string, to: string): string {
   return url.endsWith("/") ? parsed.toString() : parsed.toString().replace(/\/$/, "");
 }
 
-export async function moveEtcdPeer(client: Etcd3, move: EtcdPeerMove): Promise<EtcdPeerMoveResult> {
-  const { members } = await client.cluster.memberList({});
+/**
+ * Quorum for taking `member` away: three or more members, and every one of them started (a name, and a client URL),
+ * so that the member away leaves a majority. Throws before any change otherwise.
+ */
+export function checkQuorumWithout(members: IMember[], member: string): void {
   const unstarted = members.filter((m) => !m.name || m.clientURLs.length === 0);
   if (unstarted.length > 0) {
     throw new UserError(`etcd member(s) ${unstarted.map((m) => m.peerURLs.join(",")).join("; ")} have not started; a peer move needs every member up (etcdctl member list), nothing was changed`);
   }
   if (members.length < 3) {
-    throw new UserError(`etcd has ${members.length} member(s): restarting ${move.member} on its new address would leave no majority; add a member first (3 or more), nothing was changed`);
+    throw new UserError(`etcd has ${members.length} member(s): restarting ${member} on its new address would leave no majority; add a member first (3 or more), nothing was changed`);
   }
+}
+
+export async function moveEtcdPeer(client: Etcd3, move: EtcdPeerMove): Promise<EtcdPeerMoveResult> {
+  const { members } = await client.cluster.memberList({});
+  checkQuorumWithout(members, move.member);
   const member = members.find((m) => m.name === move.member);
   if (!member) throw new UserError(`etcd has no member named ${move.member} (members: ${members.map((m) => m.name).sort().join(", ")}); check nodeAddresses[].name, nothing was changed`);
   const hosts = member.peerURLs.map(hostOf);

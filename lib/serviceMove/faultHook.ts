@@ -35,6 +35,10 @@ export const FAULT_POINTS = [
   // the etcd rewrite (key: the etcd key of the object, e.g. "/registry/services/specs/default/web")
   "rewrite-after-journal",
   "rewrite-after-txn",
+  // a control-plane node's etcd member removed and added again at its new peer URL (key: the member's name)
+  "member-replace-after-intent",
+  "member-replace-after-remove",
+  "member-replace-after-add",
 ] as const;
 
 export type FaultPoint = typeof FAULT_POINTS[number];

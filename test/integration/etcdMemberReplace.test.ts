@@ -1,0 +1,101 @@
+// The fallback of a control-plane node's etcd move (issue 16): member m3 is removed and added again at its new
+// address (127.0.0.3), then started from a clean data dir joining the existing cluster, on a real three-member etcd
+// of the test-bed version, while a writer writes through m1 and m2. The first run is cut by SIGKILL right after the
+// remove (the member gone, not yet added); the re-run finds its recorded intent and adds it. No write is refused
+// or lost, and the runs after it change nothing.
+import { strict as assert } from "assert";
+import * as fs from "fs";
+import * as path from "path";
+import { Etcd3 } from "etcd3";
+import { UserError } from "../../lib/config/errors";
+import { handOffLeadership } from "../../lib/controlPlane/etcdPeerMove";
+import { MEMBER_REPLACE_PREFIX, replaceEtcdMember } from "../../lib/controlPlane/etcdMemberReplace";
+import { waitUntil } from "../testbed/processes";
+import { childOrTests, RUN_ENV, runFaultChild } from "../support/faultChild";
+import { EtcdTrio, makeLeader, startEtcdTrio, startWriter } from "../support/etcdTrio";
+
+interface ChildRun { hosts: string[]; member: string; from: string; to: string }
+
+async function child(): Promise<void> {
+  const run = JSON.parse(process.env[RUN_ENV]!) as ChildRun;
+  const client = new Etcd3({ hosts: run.hosts });
+  const result = await replaceEtcdMember(client, { member: run.member, from: run.from, to: run.to });
+  process.stdout.write(JSON.stringify(result));
+  client.close();
+}
+
+childOrTests(module, child, () => {
+  describe("etcd member replace, the fallback of a peer move, on a real three-member cluster (issue 16)", function () {
+    this.timeout(180_000);
+    let trio: EtcdTrio;
+
+    before(async () => {
+      trio = await startEtcdTrio("cidr-migration-member-replace");
+    });
+    after(async () => {
+      await trio?.stop();
+    });
+
+    it("cut after the remove, the re-run adds m3 at its new address; it joins from a clean data dir and nothing is refused or lost", async () => {
+      const [m1, m2, m3] = trio.members;
+      const hosts = [trio.clientUrl(m1), trio.clientUrl(m2)];
+      const client = new Etcd3({ hosts });
+      const writer = startWriter(client);
+      const move = { member: "m3", from: "127.0.0.1", to: "127.0.0.3" };
+      try {
+        await writer.goesOn("before the replace");
+        const before = (await client.cluster.memberList({})).members.find((m) => m.name === "m3")!;
+        await makeLeader(trio, m3);
+        assert.ok(await handOffLeadership(client, "m3", (urls) => new Etcd3({ hosts: urls })), "m3 handed its leadership on");
+        // the node's etcd stops first (kubeadm: its static pod's manifest moved away)
+        await m3.proc!.stop();
+        await writer.goesOn("while m3 is down");
+
+        const cut = await runFaultChild(__filename, { hosts, ...move } satisfies ChildRun, "member-replace-after-remove:m3");
+        assert.equal(cut.signal, "SIGKILL", `the run must die after the remove; it ended with code ${cut.code}: ${cut.output.slice(0, 500)}`);
+        const afterCut = (await client.cluster.memberList({})).members;
+        assert.deepEqual(afterCut.map((m) => m.name).sort(), ["m1", "m2"], "m3 was removed and not yet added");
+        assert.ok(await client.get(MEMBER_REPLACE_PREFIX + "m3").string(), "the intent is recorded in etcd");
+        await writer.goesOn("with m3 removed");
+
+        const rerun = await replaceEtcdMember(client, move);
+        assert.equal(rerun.action, "replaced");
+        assert.notEqual(rerun.memberId, before.ID, "a new member");
+        assert.deepEqual(rerun.peerURLs, [`http://127.0.0.3:${m3.peer}`]);
+        assert.equal(rerun.initialCluster, [`m1=${trio.peerUrl(m1)}`, `m2=${trio.peerUrl(m2)}`, `m3=http://127.0.0.3:${m3.peer}`].join(","));
+        const again = await replaceEtcdMember(client, move);
+        assert.deepEqual([again.action, again.memberId], ["added-before", rerun.memberId], "a run before m3 starts adds nothing more");
+        await writer.goesOn("with m3 added, not started");
+
+        // the node side: the old data dir moved aside (it holds the removed member), m3 joins at its new address
+        fs.renameSync(path.join(trio.dir, "m3"), path.join(trio.dir, "m3.removed-member"));
+        m3.host = "127.0.0.3";
+        trio.start(m3, rerun.initialCluster, "existing");
+        await waitUntil(() => trio.healthy(m3), { timeoutMs: 60_000, what: "m3 serving again as a new member on 127.0.0.3" });
+        await writer.goesOn("after m3 joined");
+
+        const done = await replaceEtcdMember(client, move);
+        assert.deepEqual([done.action, done.memberId], ["already", rerun.memberId]);
+        assert.equal(await client.get(MEMBER_REPLACE_PREFIX + "m3").string(), null, "the intent is cleared once m3 runs at its new address");
+      } finally {
+        await writer.stop();
+      }
+      try {
+        assert.deepEqual(writer.failed, [], "quorum held: no write was refused");
+        const m3Client = new Etcd3({ hosts: trio.clientUrl(m3) });
+        try {
+          const stored = await m3Client.getAll().prefix("writer/").keys();
+          assert.deepEqual(writer.acknowledged.filter((k) => !stored.includes(k)), [], "no acknowledged write is missing, read through the new member");
+          const listed = (await m3Client.cluster.memberList({})).members.map((m) => [m.name, m.peerURLs]);
+          assert.deepEqual(listed.sort(), [["m1", [trio.peerUrl(m1)]], ["m2", [trio.peerUrl(m2)]], ["m3", [`http://127.0.0.3:${m3.peer}`]]]);
+        } finally {
+          m3Client.close();
+        }
+        // a member this tool never removed is refused, not added
+        await assert.rejects(replaceEtcdMember(client, { member: "cp-9", from: "127.0.0.1", to: "127.0.0.9" }), (e: Error) => e instanceof UserError && /no member named cp-9 .* and no record of this tool removing it/.test(e.message));
+      } finally {
+        client.close();
+      }
+    });
+  });
+});
