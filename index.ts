@@ -74,10 +74,12 @@ export = async () => {
     patchKubeletConfig: inventory.kubeletConfig !== undefined,
   };
   const flannelNetworks = { transition: flannelTransitionNetwork(ranges.pod), final: ranges.pod.to };
+  // where discovery found flannel: kube-flannel in current manifests, kube-system in older ones
+  const flannelAt = { namespace: inventory.cni.flannelNamespace, daemonSetName: inventory.cni.flannelDaemonSet };
   await userErrorsAsRunErrors(() => checkLiveKeyEdits(readConfigMap, [
     ...clusterConfigEdits(clusterConfigArgs),
     kubeProxyConfigEdit({ podCidr: ranges.pod.to }),
-    ...(plan.cni === "flannel" ? [flannelConfigEdit({ podCidr: flannelNetworks.transition }), flannelConfigEdit({ podCidr: flannelNetworks.final })] : []),
+    ...(plan.cni === "flannel" ? [flannelConfigEdit({ podCidr: flannelNetworks.transition, ...flannelAt }), flannelConfigEdit({ podCidr: flannelNetworks.final, ...flannelAt })] : []),
   ]));
   // The components read through the module's one reader: set only now, with no await before they are declared, so
   // they read this run's cluster even when a fleet runs several programs in one process.
@@ -189,7 +191,7 @@ export = async () => {
         ...(typeof otherPools?.pools === "function" ? [order.declare("calico-pool-other-family", [], [clusterConfig], otherPools.pools)] : []),
       ]
       : plan.cni === "flannel"
-        ? [order.declare("flannel", cniSteps(...flannelFinalSteps), [clusterConfig], (o) => new FlannelConfig("flannel", { podCidr: flannelNetworks.transition, runId, restart: !rewrite }, { ...kube, ...o }))]
+        ? [order.declare("flannel", cniSteps(...flannelFinalSteps), [clusterConfig], (o) => new FlannelConfig("flannel", { podCidr: flannelNetworks.transition, runId, restart: !rewrite, ...flannelAt }, { ...kube, ...o }))]
         : plan.cni === "cilium"
           ? [order.declare("cilium", cniSteps(), [clusterConfig], (o) => new CiliumConfig("cilium", { podCidr: config.podCidr.to, nodeMaskSize: config.podCidr.nodeMaskSize, runId }, { ...kube, ...o }))]
           : [];
@@ -248,7 +250,7 @@ export = async () => {
 
   // 10. flannel's Network becomes the new range once no Node holds an old podCIDR (its restart needs that).
   const flannelFinal = plan.cni === "flannel"
-    ? order.declare("flannel-final", flannelFinalSteps, [kubeProxy], (o) => new FlannelConfig("flannel-final", { podCidr: flannelNetworks.final, runId: `${runId}-final` }, { ...kube, ...o }))
+    ? order.declare("flannel-final", flannelFinalSteps, [kubeProxy], (o) => new FlannelConfig("flannel-final", { podCidr: flannelNetworks.final, runId: `${runId}-final`, ...flannelAt }, { ...kube, ...o }))
     : undefined;
 
   // 11. the old Calico pool goes only once no IPAM block or affinity is left in it.

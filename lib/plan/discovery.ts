@@ -1,4 +1,4 @@
-import { CoreV1Api, CustomObjectsApi, KubeConfig, V1ConfigMap, V1Node, V1Service, VersionApi } from "@kubernetes/client-node";
+import { AppsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, V1ConfigMap, V1Node, V1Service, VersionApi } from "@kubernetes/client-node";
 import { parse } from "yaml";
 import { bridgedIpsOf } from "../serviceMove/oldIpBridge";
 import { routedAheadIpsOf } from "../serviceMove/newIpAhead";
@@ -157,6 +157,11 @@ async function discoverCni(kc: KubeConfig, core: CoreV1Api): Promise<CniInfo> {
   const info: CniInfo = { detected: "none", calicoPools };
   const calicoOperator = await readCalicoOperator(kc);
   if (calicoOperator) info.calicoOperator = calicoOperator;
+  if (flannel) {
+    info.flannelNamespace = flannel.metadata!.namespace!;
+    const daemonSet = await flannelDaemonSet(kc, info.flannelNamespace);
+    if (daemonSet) info.flannelDaemonSet = daemonSet;
+  }
   if (flannel?.data?.["net-conf.json"]) {
     const net = JSON.parse(flannel.data["net-conf.json"]) as { Network?: string; IPv6Network?: string };
     if (net.Network) info.flannelNetwork = net.Network;
@@ -165,6 +170,14 @@ async function discoverCni(kc: KubeConfig, core: CoreV1Api): Promise<CniInfo> {
   if (cilium?.data?.["cluster-pool-ipv4-cidr"]) info.ciliumClusterPoolCidr = cilium.data["cluster-pool-ipv4-cidr"];
   info.detected = calicoPools.length > 0 ? "calico" : flannel ? "flannel" : cilium ? "cilium" : "none";
   return info;
+}
+
+/** The DaemonSet in `namespace` whose pods mount kube-flannel-cfg: the one to restart after a net-conf change. */
+async function flannelDaemonSet(kc: KubeConfig, namespace: string): Promise<string | undefined> {
+  // unreadable (RBAC): the default name stands, and a restart of a DaemonSet not there fails naming it
+  const items = await kc.makeApiClient(AppsV1Api).listNamespacedDaemonSet({ namespace }).then((l) => l.items, () => []);
+  const mounting = items.filter((ds) => (ds.spec?.template.spec?.volumes ?? []).some((v) => v.configMap?.name === "kube-flannel-cfg"));
+  return mounting.length === 1 ? mounting[0].metadata!.name! : undefined;
 }
 
 /**

@@ -70,6 +70,10 @@ export interface CniInfo {
   calicoOperator?: CalicoOperatorInfo;
   /** Network from kube-flannel-cfg's net-conf.json. */
   flannelNetwork?: string;
+  /** Where kube-flannel-cfg was found: kube-flannel (current manifests) or kube-system (older installs). */
+  flannelNamespace?: string;
+  /** The DaemonSet there that mounts kube-flannel-cfg (kube-flannel-ds, or kube-flannel-ds-amd64 in older manifests). */
+  flannelDaemonSet?: string;
   /** IPv6Network from the same net-conf.json: flannel serves IPv6 pods only with it (dual-stack, issue 17). */
   flannelIpv6Network?: string;
   /** cluster-pool-ipv4-cidr from cilium-config. */

@@ -166,7 +166,7 @@ function calicoTargets(podCidr: MigrationConfig["podCidr"], podRanges: RangeList
  * Network) are returned apart as `afterNodes`, in order: the caller chains them, one after another, after kube-proxy.
  */
 /** `podRanges`: the pod ranges as lists (a dual-stack pair comma-separated), for flannel's Network and IPv6Network. */
-function cniSteps(list: PhaseList, cni: Plan["cni"], calicoPools: CalicoPoolPlan | undefined, podCidr: MigrationConfig["podCidr"], podRanges: RangeLists["pod"], after: string[], rewritten = false): { steps: PlanStep[]; afterNodes: PlanStep[] } {
+function cniSteps(list: PhaseList, cni: Plan["cni"], calicoPools: CalicoPoolPlan | undefined, podCidr: MigrationConfig["podCidr"], podRanges: RangeLists["pod"], after: string[], rewritten = false, flannelAt: FlannelAt = {}): { steps: PlanStep[]; afterNodes: PlanStep[] } {
   const steps: PlanStep[] = [];
   const afterNodes: PlanStep[] = [];
   if (cni === "calico") {
@@ -178,13 +178,15 @@ function cniSteps(list: PhaseList, cni: Plan["cni"], calicoPools: CalicoPoolPlan
     steps.push(oldPoolRemoval);
     afterNodes.push(oldPoolRemoval);
   } else if (cni === "flannel") {
+    const daemonSet = `DaemonSet ${flannelAt.namespace ?? "kube-flannel"}/${flannelAt.daemonSet ?? "kube-flannel-ds"}`;
+    const configMap = `ConfigMap ${flannelAt.namespace ?? "kube-flannel"}/kube-flannel-cfg`;
     // flanneld refuses a Network that does not contain its Node's podCIDR: while nodes move it covers both ranges
     const transition = flannelTransitionNetwork(podRanges);
-    steps.push(step(stepId.cni({ cni: "flannel", step: "net-conf" }), "patch-configmap", `ConfigMap kube-flannel-cfg net-conf.json Network ${transition} (old and new ranges while nodes move)`, after, E.cniStep));
+    steps.push(step(stepId.cni({ cni: "flannel", step: "net-conf" }), "patch-configmap", `${configMap} net-conf.json Network ${transition} (old and new ranges while nodes move)`, after, E.cniStep));
     // after an etcd rewrite each node's flanneld restarts in the node rollout, after that node's CNI cleanup
-    if (!rewritten) steps.push(step(stepId.cni({ cni: "flannel", step: "restart" }), "restart-daemonset", "DaemonSet kube-flannel-ds", [stepId.cni({ cni: "flannel", step: "net-conf" })], E.cniStep));
-    const final = step(stepId.cni({ cni: "flannel", step: "net-conf-final" }), "patch-configmap", `ConfigMap kube-flannel-cfg net-conf.json Network ${podRanges.to}`, [], E.cniStep);
-    const finalRestart = step(stepId.cni({ cni: "flannel", step: "restart-final" }), "restart-daemonset", "DaemonSet kube-flannel-ds", [], E.cniStep);
+    if (!rewritten) steps.push(step(stepId.cni({ cni: "flannel", step: "restart" }), "restart-daemonset", daemonSet, [stepId.cni({ cni: "flannel", step: "net-conf" })], E.cniStep));
+    const final = step(stepId.cni({ cni: "flannel", step: "net-conf-final" }), "patch-configmap", `${configMap} net-conf.json Network ${podRanges.to}`, [], E.cniStep);
+    const finalRestart = step(stepId.cni({ cni: "flannel", step: "restart-final" }), "restart-daemonset", daemonSet, [], E.cniStep);
     steps.push(final, finalRestart);
     afterNodes.push(final, finalRestart);
   } else if (cni === "cilium") {
@@ -235,13 +237,19 @@ function nodeSteps(list: PhaseList, nodes: NodeMove[], controlPlanes: NodeTarget
  * Builds the phases in the runbook's order. The DNS Service moves in two halves around the node rollout: a stand-in
  * at the final IP before the cluster config points kubelets at it, the real swap once every node has moved.
  */
-export function planPhases(config: MigrationConfig, cni: Plan["cni"], calicoPools: CalicoPoolPlan | undefined, services: ServiceMove[], nodes: NodeMove[], dnsKey: string, kubernetesMoves: boolean): PlanPhase[] {
+/** Where discovery found flannel (its ConfigMap's namespace, the DaemonSet mounting it); current manifests' names otherwise. */
+export interface FlannelAt {
+  namespace?: string;
+  daemonSet?: string;
+}
+
+export function planPhases(config: MigrationConfig, cni: Plan["cni"], calicoPools: CalicoPoolPlan | undefined, services: ServiceMove[], nodes: NodeMove[], dnsKey: string, kubernetesMoves: boolean, flannelAt: FlannelAt = {}): PlanPhase[] {
   const list = new PhaseList();
   list.phase("preflight", [step(stepId.preflight, "audit", "cluster", [], E.preflight)]);
   list.phase("snapshot", [step(stepId.snapshot, "etcd-snapshot", config.etcd.endpoints[0] ?? "etcd", [stepId.preflight], E.snapshot)]);
   const controlPlanes = config.nodes.filter((n) => n.role === "control-plane");
   const moving = services.filter((s) => s.action === "recreate");
-  if (config.services.strategy === "etcd-rewrite") return rewritePhases(list, config, cni, calicoPools, moving, nodes, kubernetesMoves, controlPlanes);
+  if (config.services.strategy === "etcd-rewrite") return rewritePhases(list, config, cni, calicoPools, moving, nodes, kubernetesMoves, controlPlanes, flannelAt);
   const controlPlaneDone = controlPlaneSteps(list, controlPlanes, [stepId.snapshot]);
 
   const servicesDone = serviceSteps(list, moving, dnsKey, kubernetesMoves, config.services.parallelism, controlPlaneDone);
@@ -259,7 +267,7 @@ export function planPhases(config: MigrationConfig, cni: Plan["cni"], calicoPool
   ]);
   const clusterConfigDone = clusterConfig.map((s) => s.id);
 
-  const cniPhase = cniSteps(list, cni, calicoPools, config.podCidr, rangeLists(config).pod, clusterConfigDone);
+  const cniPhase = cniSteps(list, cni, calicoPools, config.podCidr, rangeLists(config).pod, clusterConfigDone, false, flannelAt);
   const lastCniStep = cniPhase.steps.filter((s) => !cniPhase.afterNodes.includes(s)).pop();
   const nodesDone = nodeSteps(list, nodes, controlPlanes, lastCniStep ? [lastCniStep.id] : clusterConfigDone);
   if (dnsFinal) dnsFinal.dependsOn = [...nodesDone];
@@ -292,7 +300,7 @@ function finishPhases(list: PhaseList, after: string[], cniAfterNodes: PlanStep[
  * nodes (restarted, not re-registered) follow. The DNS Service needs no stand-in: it answers at its old IP through
  * the old-IP bridge until every pod has restarted.
  */
-function rewritePhases(list: PhaseList, config: MigrationConfig, cni: Plan["cni"], calicoPools: CalicoPoolPlan | undefined, moving: ServiceMove[], nodes: NodeMove[], kubernetesMoves: boolean, controlPlanes: NodeTarget[]): PlanPhase[] {
+function rewritePhases(list: PhaseList, config: MigrationConfig, cni: Plan["cni"], calicoPools: CalicoPoolPlan | undefined, moving: ServiceMove[], nodes: NodeMove[], kubernetesMoves: boolean, controlPlanes: NodeTarget[], flannelAt: FlannelAt): PlanPhase[] {
   const controlPlane = rewriteControlPlaneSteps(list, controlPlanes, [stepId.snapshot]);
   rewrittenServiceSteps(list, moving, kubernetesMoves, controlPlane.rewrite);
   list.phase("dns", []);
@@ -301,7 +309,7 @@ function rewritePhases(list: PhaseList, config: MigrationConfig, cni: Plan["cni"
     step(stepId.clusterConfig("kubelet-config"), "patch-configmap", "ConfigMap kube-system/kubelet-config", controlPlane.done, E.clusterConfig),
   ]);
   const clusterConfigDone = clusterConfig.map((s) => s.id);
-  const cniPhase = cniSteps(list, cni, calicoPools, config.podCidr, rangeLists(config).pod, clusterConfigDone, true);
+  const cniPhase = cniSteps(list, cni, calicoPools, config.podCidr, rangeLists(config).pod, clusterConfigDone, true, flannelAt);
   const lastCniStep = cniPhase.steps.filter((s) => !cniPhase.afterNodes.includes(s)).pop();
   const nodesDone = nodeSteps(list, nodes, controlPlanes, lastCniStep ? [lastCniStep.id] : clusterConfigDone, true);
   return finishPhases(list, nodesDone, cniPhase.afterNodes);

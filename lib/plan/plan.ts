@@ -89,7 +89,7 @@ function planCluster(config: MigrationConfig, inventory: Inventory): Plan {
   const nodes = planNodes(config, inventory.nodes, warnings);
   checkClusterConfig(config, inventory, warnings);
   const calicoPools = cni === "calico" ? calicoPoolPlan(inventory.cni, config.podCidr) : undefined;
-  const phases = planPhases(config, cni, calicoPools, services, nodes, dnsKey, kubernetesService.oldClusterIP !== kubernetesService.newClusterIP);
+  const phases = planPhases(config, cni, calicoPools, services, nodes, dnsKey, kubernetesService.oldClusterIP !== kubernetesService.newClusterIP, { namespace: inventory.cni.flannelNamespace, daemonSet: inventory.cni.flannelDaemonSet });
   const oursSeconds = phases.reduce((sum, p) => sum + p.estimateSeconds, 0);
   const movingNodes = nodes.filter((n) => n.action === "move").length;
   const manualMinutes = phases.reduce(

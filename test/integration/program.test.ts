@@ -2,35 +2,19 @@
 // control plane (for discovery and the live ConfigMaps the components read): every phase is declared, each waits on
 // the one before, the Service moves are the plan's, and no secret is in plaintext anywhere in the graph.
 import * as assert from "node:assert/strict";
-import { REMOTE_SCRIPT_TYPE } from "../../lib/gate/policyRules";
 import { generateKeyPairSync } from "node:crypto";
 import { readFileSync } from "node:fs";
 import * as path from "node:path";
-import * as pulumi from "@pulumi/pulumi";
-import { CoreV1Api } from "@kubernetes/client-node";
 import { validateConfig } from "../../lib/config/config";
 import { discoverInventory } from "../../lib/plan/discovery";
 import { buildPlan } from "../../lib/plan/plan";
 import { readStackFile } from "../../lib/config/stackFile";
-import { captureGraph, MockGraph, plaintextOf, RegisteredResource } from "../support/pulumiMocks";
+import { MockGraph, plaintextOf, RegisteredResource } from "../support/pulumiMocks";
+import { programGraph } from "../support/programGraph";
 import { REPO } from "../support/cli";
 import { useTestCluster } from "../testbed/fixture";
 import { minorNumber } from "../testbed/kubeVersion";
 import { OLD_NODE_CIDR_MASK_SIZE, OLD_POD_CIDR, OLD_SERVICE_CIDR, seedWorkload } from "../testbed/seed";
-
-const MANIFESTS = path.join(REPO, "test", "fixtures", "manifests");
-const KUBELET_CONFIG = path.join(REPO, "test", "fixtures", "testbed", "var-lib-kubelet-config-yaml-v1.25-clusterdns.yaml");
-
-/** What a node's read step prints (base64 of the file), by the path its script reads. */
-function nodeFile(script: string): string | undefined {
-  const files: Array<[string, string]> = [
-    ["kube-controller-manager.yaml", path.join(MANIFESTS, "v1.29-single-cp-kube-controller-manager.yaml")],
-    ["kube-apiserver.yaml", path.join(MANIFESTS, "v1.29-single-cp-kube-apiserver.yaml")],
-    ["kubelet/config.yaml", KUBELET_CONFIG],
-  ];
-  const hit = files.find(([needle]) => script.includes(needle));
-  return hit ? readFileSync(hit[1]).toString("base64") : undefined;
-}
 
 describe("index.ts: the whole graph against a seeded real control plane (mocked engine)", function () {
   const cluster = useTestCluster({ serviceCidr: OLD_SERVICE_CIDR, podCidr: OLD_POD_CIDR, nodeMaskSize: OLD_NODE_CIDR_MASK_SIZE });
@@ -43,35 +27,13 @@ describe("index.ts: the whole graph against a seeded real control plane (mocked 
     const kc = cluster().kubeConfig();
     await seedWorkload(kc);
     kubeconfigText = readFileSync(cluster().kubeconfigPath, "utf8");
-    const configMaps = new Map(
-      (await kc.makeApiClient(CoreV1Api).listNamespacedConfigMap({ namespace: "kube-system" })).items.map((cm) => [`kube-system/${cm.metadata!.name}`, cm]),
-    );
     values = {
       ...readStackFile(path.join(REPO, "Pulumi.sandbox.yaml")).values,
       kubeconfig: cluster().kubeconfigPath,
       etcd: { endpoints: [cluster().etcd.endpoint] },
       ssh: { user: "root", privateKey: sshKey },
     };
-    const config = Object.fromEntries(Object.entries(values).map(([k, v]) => [`cidr-migration:${k}`, typeof v === "string" ? v : JSON.stringify(v)]));
-    graph = await captureGraph(
-      async () => {
-        pulumi.runtime.setAllConfig(config, ["cidr-migration:ssh"]);
-        // eslint-disable-next-line @typescript-eslint/no-require-imports
-        const program = require("../../index") as () => Promise<unknown>;
-        await program();
-      },
-      {
-        preview: true,
-        readState: (type, id) => {
-          const cm = type === "kubernetes:core/v1:ConfigMap" ? configMaps.get(id) : undefined;
-          return cm ? { metadata: cm.metadata, data: cm.data } : undefined;
-        },
-        outputs: ({ type, inputs }) => {
-          const stdout = type === REMOTE_SCRIPT_TYPE ? nodeFile(String(inputs.script ?? "")) : undefined;
-          return stdout === undefined ? {} : { stdout, stderr: "" };
-        },
-      },
-    );
+    graph = await programGraph(kc, values);
   });
 
   const one = (pattern: RegExp): RegisteredResource => {
