@@ -1,6 +1,7 @@
 // A real three-member etcd of the test-bed version on loopback, for the control-plane node address tests (issue 16):
 // members m1, m2, m3 with their own peer and client ports, a writer that writes through m1 and m2 the whole time,
 // and the checks that quorum held (no write refused) and nothing acknowledged was lost.
+import { strict as assert } from "assert";
 import * as fs from "fs";
 import * as os from "os";
 import * as path from "path";
@@ -126,5 +127,35 @@ export async function makeLeader(trio: EtcdTrio, m: TrioMember): Promise<void> {
     }
   } finally {
     via.close();
+  }
+}
+
+/** A trio for the enclosing mocha suite: started before its tests, stopped after them. */
+export function useEtcdTrio(token: string): () => EtcdTrio {
+  let trio: EtcdTrio | undefined;
+  before(async () => {
+    trio = await startEtcdTrio(token);
+  });
+  after(async () => {
+    await trio?.stop();
+  });
+  return () => trio!;
+}
+
+/**
+ * After a move of m3 to `m3Host`: quorum held (no write refused), every acknowledged write is there read through
+ * m3, and the member list names every member at its peer URL, m3 at its new one.
+ */
+export async function assertNothingLost(trio: EtcdTrio, writer: Writer, m3Host: string): Promise<void> {
+  const [m1, m2, m3] = trio.members;
+  assert.deepEqual(writer.failed, [], "quorum held: no write was refused");
+  const m3Client = new Etcd3({ hosts: trio.clientUrl(m3) });
+  try {
+    const stored = await m3Client.getAll().prefix("writer/").keys();
+    assert.deepEqual(writer.acknowledged.filter((k) => !stored.includes(k)), [], "no acknowledged write is missing, read through m3");
+    const listed = (await m3Client.cluster.memberList({})).members.map((m) => [m.name, m.peerURLs]);
+    assert.deepEqual(listed.sort(), [["m1", [trio.peerUrl(m1)]], ["m2", [trio.peerUrl(m2)]], ["m3", [`http://${m3Host}:${m3.peer}`]]]);
+  } finally {
+    m3Client.close();
   }
 }

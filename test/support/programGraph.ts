@@ -13,7 +13,7 @@ const MANIFESTS = path.join(REPO, "test", "fixtures", "manifests");
 const KUBELET_CONFIG = path.join(REPO, "test", "fixtures", "testbed", "var-lib-kubelet-config-yaml-v1.25-clusterdns.yaml");
 
 /** What a node's read step prints (base64 of the file), by the path its script reads. */
-function nodeFile(script: string): string | undefined {
+export function nodeFile(script: string): string | undefined {
   const files: Array<[string, string]> = [
     ["kube-controller-manager.yaml", path.join(MANIFESTS, "v1.29-single-cp-kube-controller-manager.yaml")],
     ["kube-apiserver.yaml", path.join(MANIFESTS, "v1.29-single-cp-kube-apiserver.yaml")],

@@ -3,7 +3,7 @@
 // one-line RunError too. (The whole graph against a real cluster is test/integration/program.test.ts.)
 import * as assert from "node:assert/strict";
 import { REMOTE_SCRIPT_TYPE } from "../../lib/gate/policyRules";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createServer as createHttpServer, Server } from "node:http";
 import { createServer } from "node:net";
 import * as os from "node:os";
@@ -11,6 +11,7 @@ import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { Plan } from "../../lib/plan/planModel";
 import { captureGraph, MockGraph } from "../support/pulumiMocks";
+import { nodeFile } from "../support/programGraph";
 import { baseValues } from "../support/stackValues";
 
 function asPulumiConfig(values: Record<string, unknown>): Record<string, string> {
@@ -103,8 +104,6 @@ describe("index.ts reading its stack config (mocked engine)", () => {
 
 // A read-only stand-in for the apiserver discovery reads (GET only), so the whole program runs under mocks in a
 // unit test: a cluster on 10.96.0.0/16 with the kubernetes and DNS Services and one app Service.
-const MANIFESTS = path.join(__dirname, "..", "fixtures", "manifests");
-const KUBELET_CONFIG = path.join(__dirname, "..", "fixtures", "testbed", "var-lib-kubelet-config-yaml-v1.25-clusterdns.yaml");
 
 function configMap(name: string, data: Record<string, string>) {
   return { apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: "kube-system", resourceVersion: "1" }, data };
@@ -161,17 +160,6 @@ function startFakeApiserver(): Promise<{ server: Server; url: string }> {
     }
   });
   return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve({ server, url: `http://127.0.0.1:${(server.address() as { port: number }).port}` })));
-}
-
-/** What a node's read step prints (base64 of the file), by the path its script reads. */
-function nodeFile(script: string): string | undefined {
-  const files: Array<[string, string]> = [
-    ["kube-controller-manager.yaml", path.join(MANIFESTS, "v1.29-single-cp-kube-controller-manager.yaml")],
-    ["kube-apiserver.yaml", path.join(MANIFESTS, "v1.29-single-cp-kube-apiserver.yaml")],
-    ["kubelet/config.yaml", KUBELET_CONFIG],
-  ];
-  const hit = files.find(([needle]) => script.includes(needle));
-  return hit ? readFileSync(hit[1]).toString("base64") : undefined;
 }
 
 describe("index.ts: the graph follows the plan (mocked engine, a stand-in apiserver for discovery)", function () {
