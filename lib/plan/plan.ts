@@ -12,6 +12,7 @@ import { standInName } from "../serviceMove/planMoves";
 import { isKubernetesService, serviceRefKey } from "../serviceMove/serviceRef";
 import { planPhases } from "./phases";
 import { calicoPoolPlan } from "./calicoPools";
+import { largeServiceMoveWarning } from "./largeServiceMove";
 
 /**
  * Pure: (MigrationConfig, Inventory) → Plan. No I/O, no clock, no randomness: the same inputs give byte-identical JSON.
@@ -60,6 +61,7 @@ function planCluster(config: MigrationConfig, inventory: Inventory): Plan {
   const cni = config.cni === "auto" ? inventory.cni.detected : config.cni;
   const newKubernetesIP = kubernetesServiceIP(config.serviceCidr.to);
   const services = planServices(config, inventory.services, newKubernetesIP, warnings);
+  warnings.push(...largeServiceMoveWarning(config, services));
   // What the summary says is what the table says: the kubernetes Service's old IP is the one it holds.
   const kubernetesRow = services.find(isKubernetesService);
   const kubernetesService = {
