@@ -233,16 +233,16 @@ function nodeSteps(list: PhaseList, nodes: NodeMove[], controlPlanes: NodeTarget
   return previous;
 }
 
-/**
- * Builds the phases in the runbook's order. The DNS Service moves in two halves around the node rollout: a stand-in
- * at the final IP before the cluster config points kubelets at it, the real swap once every node has moved.
- */
 /** Where discovery found flannel (its ConfigMap's namespace, the DaemonSet mounting it); current manifests' names otherwise. */
 export interface FlannelAt {
   namespace?: string;
   daemonSet?: string;
 }
 
+/**
+ * Builds the phases in the runbook's order. The DNS Service moves in two halves around the node rollout: a stand-in
+ * at the final IP before the cluster config points kubelets at it, the real swap once every node has moved.
+ */
 export function planPhases(config: MigrationConfig, cni: Plan["cni"], calicoPools: CalicoPoolPlan | undefined, services: ServiceMove[], nodes: NodeMove[], dnsKey: string, kubernetesMoves: boolean, flannelAt: FlannelAt = {}): PlanPhase[] {
   const list = new PhaseList();
   list.phase("preflight", [step(stepId.preflight, "audit", "cluster", [], E.preflight)]);
