@@ -80,7 +80,10 @@ function address(r: Reader, key: string, value: unknown, example: string): strin
 
 const normalized = (ip: string) => (isIpAddress(ip) ? normalizeIp(ip) : ip);
 
-/** `from` is the address the node has now: its SSH host when that is an address, its InternalIPs when discovery ran. */
+/**
+ * `from` is the address the node has now: one of its InternalIPs, checked once discovery ran. Its SSH host is no
+ * witness: a node is often reached at a management address (or a bastion's forward) that the change leaves alone.
+ */
 function checkAgainstNodes(r: Reader, entries: Entry[], inventory?: Inventory): void {
   const seen = new Map<string, number>();
   for (const e of entries) {
@@ -91,7 +94,6 @@ function checkAgainstNodes(r: Reader, entries: Entry[], inventory?: Inventory): 
     else seen.set(e.name, e.index);
     if (!e.node || e.from === undefined) continue;
     const witnesses: string[] = [];
-    if (isIpAddress(e.node.host) && ![e.from, e.to].includes(normalizeIp(e.node.host))) witnesses.push(`its nodes[].host is ${e.node.host}`);
     const live = inventory?.nodes.find((n) => n.name === e.name);
     // a re-run after the change finds the node at its new address: the entry has nothing left to do
     if (live && live.internalIPs.length > 0 && !live.internalIPs.map(normalized).includes(e.from) && !(e.to !== undefined && live.internalIPs.map(normalized).includes(e.to))) {

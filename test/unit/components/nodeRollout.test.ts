@@ -286,6 +286,19 @@ describe("NodeRollout graph (mocks: order and inputs)", function () {
     assert.ok(!graph.resources.some((r) => r.name === "nodes-worker-3-address-add"), "only the listed worker");
   });
 
+  it("a worker reached at a management address: every address step runs over that address, which the change leaves alone", async () => {
+    const { config, plan } = configAndPlan((v) => {
+      v.nodes = v.nodes.map((n: { name: string }) => (n.name === "worker-2" ? { ...n, host: "10.250.0.22" } : n));
+      v.nodeAddresses = [{ name: "worker-2", from: "192.168.10.22", to: "192.168.20.22" }];
+      v.hostAddress = { persistence: "netplan", prefix: 24 };
+    });
+    const { graph } = await rollout(argsFor(config, plan, { addressChanges: { changes: config.nodeAddresses, host: config.hostAddress! } }));
+    const s = (name: string) => step(graph, "worker-2", name);
+    for (const name of ["address-add", "kubelet-node-ip", "address-remove-old"]) assert.equal(s(name).inputs.connection.host, "10.250.0.22", `${name} over nodes[].host`);
+    assert.match(s("address-add").inputs.script, /readonly OLD_IP='192\.168\.10\.22' NEW_IP='192\.168\.20\.22' PREFIX=24\n/);
+    assert.equal(s("rejoin").inputs.internalIP, "192.168.20.22");
+  });
+
   it("reports the plan's estimate per node and in total beside the manual 5-8 minutes per node", async () => {
     const { config, plan } = configAndPlan();
     const { component } = await rollout(argsFor(config, plan));

@@ -150,8 +150,13 @@ describe("lib/config nodeAddresses", () => {
   it("refuses a to that is not an IP address (a CIDR is not one)", () =>
     rejects(withAddresses([{ name: "worker-1", from: "10.0.0.21", to: "10.1.0.21/24" }]), "nodeAddresses[0].to", [/"10\.1\.0\.21\/24" is not an IP address/]));
 
-  it("refuses a from other than the node's host", () =>
-    rejects(withAddresses([{ name: "worker-1", from: "10.0.0.99", to: "10.1.0.21" }]), "nodeAddresses[0].from", [/"10\.0\.0\.99" is not worker-1's current address/, /nodes\[\]\.host is 10\.0\.0\.21/]));
+  it("accepts a node reached at a management address that the change leaves alone; a wrong from is refused by the Node's InternalIP", () => {
+    // worker-1 is reached at 10.0.0.21 (nodes[].host) while its Node address is 10.0.5.21 and moves to 10.1.0.21
+    const values = withAddresses([{ name: "worker-1", from: "10.0.5.21", to: "10.1.0.21" }]);
+    const config = validateConfig({ values }, { inventory: inventory([{ name: "worker-1", ips: ["10.0.5.21"] }]), planOnly: true });
+    assert.deepEqual([config.nodeAddresses[0].from, config.nodes.find((n) => n.name === "worker-1")!.host], ["10.0.5.21", "10.0.0.21"]);
+    rejects(withAddresses([{ name: "worker-1", from: "10.0.0.99", to: "10.1.0.21" }]), "nodeAddresses[0].from", [/"10\.0\.0\.99" is not worker-1's current address/, /Node worker-1 has InternalIP 10\.0\.5\.21/], inventory([{ name: "worker-1", ips: ["10.0.5.21"] }]));
+  });
 
   it("refuses a from other than the Node's InternalIP when the inventory is known, the host being a DNS name", () => {
     const values = withAddresses([{ name: "worker-1", from: "10.0.0.21", to: "10.1.0.21" }], (v) => {
