@@ -1,4 +1,5 @@
 import { MigrationConfig } from "../config/migrationConfig";
+import { familyOf } from "../net/cidr";
 import { NodeAddressPlan, NodeAddressStep } from "./nodeAddressPlan";
 
 /**
@@ -22,8 +23,9 @@ export interface OpenShiftRunbook {
 
 const MACHINE_API = "openshift-machine-api";
 
-const bracket = (ip: string) => (ip.includes(":") ? `[${ip}]` : ip);
-const familyKey = (ip: string) => (ip.includes(":") ? "ipv6" : "ipv4");
+const bracket = (ip: string) => (familyOf(ip) === "IPv6" ? `[${ip}]` : ip);
+/** nmcli's setting for the address's family. */
+const nmcliFamily = (ip: string) => (familyOf(ip) === "IPv6" ? "ipv6" : "ipv4");
 
 /** The etcd quorum check: the etcd operator's own condition names how many members are available. */
 const QUORUM_CHECK = [
@@ -42,11 +44,13 @@ function drain(name: string, config: MigrationConfig): string[] {
 function changeAddress(step: NodeAddressStep, config: MigrationConfig): string[] {
   const prefix = step.prefix ?? "<prefix>";
   const iface = config.hostAddress?.interface ?? "<interface>";
-  const family = familyKey(step.to);
+  const family = nmcliFamily(step.to);
+  // reached at its SSH host: the old address, or a management address the change leaves alone
+  const host = config.nodes.find((n) => n.name === step.name)?.host ?? step.from;
   return [
     `# static addresses (UPI, bare metal); on installer-provisioned clusters change the address where the platform assigns it (DHCP reservation, cloud NIC) instead`,
     `# if /etc/default/nodeip-configuration sets KUBELET_NODEIP_HINT, point it at ${step.to} first`,
-    `ssh core@${step.from} 'CON=$(nmcli -g GENERAL.CONNECTION device show ${iface}) && sudo nmcli connection modify "$CON" ${family}.addresses ${step.to}/${prefix} && sudo systemctl reboot'`,
+    `ssh core@${host} 'CON=$(nmcli -g GENERAL.CONNECTION device show ${iface}) && sudo nmcli connection modify "$CON" ${family}.addresses ${step.to}/${prefix} && sudo systemctl reboot'`,
     `# (add ${family}.gateway to that command when the new address is on another subnet)`,
   ];
 }

@@ -102,6 +102,16 @@ describe("OpenShift node address runbook (planned only)", () => {
     assert.match(text, /ipv6\.addresses fd01::13\/64/);
   });
 
+  it("reaches a node over its SSH host, a management address the change leaves alone", () => {
+    const values = openShiftValues([CHANGES[0]], (v) => {
+      v.nodes = (v.nodes as Array<{ name: string }>).map((n) => (n.name === "worker-1" ? { ...n, host: "worker-1.mgmt.example" } : n));
+    });
+    const config = validateConfig({ values }, { planOnly: true });
+    const worker = openShiftRunbook(planNodeAddresses(config), config, "20261205").sections[1].commands.join("\n");
+    assert.match(worker, /ssh core@worker-1\.mgmt\.example 'CON=/);
+    assert.doesNotMatch(worker, /ssh core@10\.0\.0\.21/);
+  });
+
   it("prints it under a heading that says it is not executed", () => {
     const config = validateConfig({ values: openShiftValues(CHANGES) }, { planOnly: true });
     const plan = planNodeAddresses(config);
