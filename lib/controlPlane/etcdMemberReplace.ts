@@ -1,7 +1,7 @@
 import { Etcd3, IMember } from "etcd3";
 import { UserError } from "../config/errors";
 import { faultPoint } from "../serviceMove/faultHook";
-import { checkQuorumWithout, EtcdPeerMove, hostOf, movedUrl } from "./etcdPeerMove";
+import { checkQuorumWithout, EtcdPeerMove, movedUrl, onHost } from "./etcdPeerMove";
 import { setFlags } from "./manifestFlags";
 import { sleep } from "../concurrency/sleep";
 
@@ -33,8 +33,6 @@ interface ReplaceIntent {
   removedId: string;
   peerURLs: string[];
 }
-
-const onHost = (member: IMember, host: string) => member.peerURLs.some((url) => hostOf(url) === host);
 
 function initialClusterOf(members: IMember[], name: string, addedId: string): string {
   return members

@@ -1,5 +1,6 @@
 import { Etcd3, IMember } from "etcd3";
 import { UserError } from "../config/errors";
+import { urlHost } from "../net/cidr";
 
 /**
  * A control-plane node's etcd member follows its node to a new address (issue 16, control-plane step 2): the
@@ -27,15 +28,18 @@ export interface EtcdPeerMoveResult {
 }
 
 /** A URL's host, IPv6 without its brackets. */
-export function hostOf(url: string): string {
+function hostOf(url: string): string {
   return new URL(url).hostname.replace(/^\[|\]$/g, "");
 }
+
+/** Whether one of the member's peer URLs is on `host`. */
+export const onHost = (member: IMember, host: string) => member.peerURLs.some((url) => hostOf(url) === host);
 
 /** A URL with its host moved from one address to the other (IPv6 hosts in brackets); other URLs as they are. */
 export function movedUrl(url: string, from: string, to: string): string {
   const parsed = new URL(url);
   if (hostOf(url) !== from) return url;
-  parsed.hostname = to.includes(":") ? `[${to}]` : to;
+  parsed.hostname = urlHost(to);
   // URL keeps a trailing "/" on an empty path; etcd's own URLs have none
   return url.endsWith("/") ? parsed.toString() : parsed.toString().replace(/\/$/, "");
 }
@@ -59,10 +63,9 @@ export async function moveEtcdPeer(client: Etcd3, move: EtcdPeerMove): Promise<E
   checkQuorumWithout(members, move.member);
   const member = members.find((m) => m.name === move.member);
   if (!member) throw new UserError(`etcd has no member named ${move.member} (members: ${members.map((m) => m.name).sort().join(", ")}); check nodeAddresses[].name, nothing was changed`);
-  const hosts = member.peerURLs.map(hostOf);
-  if (!hosts.includes(move.from) && hosts.includes(move.to)) return { action: "already", memberId: member.ID, before: member.peerURLs, after: member.peerURLs };
+  if (!onHost(member, move.from) && onHost(member, move.to)) return { action: "already", memberId: member.ID, before: member.peerURLs, after: member.peerURLs };
   const after = member.peerURLs.map((url) => movedUrl(url, move.from, move.to));
-  if (!hosts.includes(move.from)) {
+  if (!onHost(member, move.from)) {
     throw new UserError(`etcd member ${move.member} has peer URLs ${member.peerURLs.join(", ")}, none on ${move.from}; check nodeAddresses[].from, nothing was changed`);
   }
   await client.cluster.memberUpdate({ ID: member.ID, peerURLs: after });

@@ -220,6 +220,11 @@ export function familyOf(ipOrCidr: string): IpFamily {
   return parseCidrOrIp(ipOrCidr).family;
 }
 
+/** An address as the host part of a URL: IPv6 in brackets. */
+export function urlHost(ip: string): string {
+  return familyOf(ip) === "IPv6" ? `[${ip}]` : ip;
+}
+
 /** True when every address of `innerCidrOrIp` lies in `outer`; false across families. */
 export function cidrContains(outer: string, innerCidrOrIp: string): boolean {
   const o = parsedCidr(outer);

@@ -1,7 +1,7 @@
 import { configProblem } from "../config/configReader";
 import { ConfigError, ConfigProblem, UserError } from "../config/errors";
 import { MigrationConfig, NodeAddressChange, NodeRole } from "../config/migrationConfig";
-import { isIpAddress, normalizeIp } from "../net/cidr";
+import { isIpAddress, normalizeIp, urlHost } from "../net/cidr";
 import { Inventory } from "./inventory";
 
 /**
@@ -67,12 +67,12 @@ export function nodeAddressReferences(change: Pick<NodeAddressChange, "name" | "
   if (change.role !== "control-plane") return refs;
   return [
     ...refs,
-    { where: `etcd member ${name}`, what: `peer URL https://${bracket(from)}:2380 (etcdctl member update) and client URL https://${bracket(from)}:2379` },
+    { where: `etcd member ${name}`, what: `peer URL https://${urlHost(from)}:2380 (etcdctl member update) and client URL https://${urlHost(from)}:2379` },
     { where: "/etc/kubernetes/manifests/etcd.yaml", what: "--advertise-client-urls, --listen-client-urls, --initial-advertise-peer-urls, --listen-peer-urls, --initial-cluster, and the advertise-client-urls annotation" },
     { where: "/etc/kubernetes/pki/etcd/server.crt, /etc/kubernetes/pki/etcd/peer.crt", what: `SAN ${from}: re-issued with the new address` },
     { where: "/etc/kubernetes/pki/apiserver.crt", what: `SAN ${from}: re-issued with the new address` },
     { where: "/etc/kubernetes/manifests/kube-apiserver.yaml", what: `--advertise-address ${from}, --etcd-servers when it names ${from}, and the advertise-address.endpoint annotation` },
-    { where: "/etc/kubernetes/{admin,super-admin,controller-manager,scheduler,kubelet}.conf", what: `server: https://${bracket(from)}:6443 where it names this node` },
+    { where: "/etc/kubernetes/{admin,super-admin,controller-manager,scheduler,kubelet}.conf", what: `server: https://${urlHost(from)}:6443 where it names this node` },
     { where: "ConfigMap kube-system/kubeadm-config", what: `controlPlaneEndpoint, certSANs and API endpoints naming ${from}` },
   ];
 }
@@ -93,8 +93,6 @@ function hostOf(url: string): string {
     return "";
   }
 }
-
-const bracket = (ip: string) => (ip.includes(":") ? `[${ip}]` : ip);
 
 /** Control-plane nodes of the cluster: those listed with role control-plane, and (when known) the live ones. */
 function controlPlaneNames(config: MigrationConfig, inventory?: Inventory): Set<string> {

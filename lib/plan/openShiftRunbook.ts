@@ -1,5 +1,5 @@
 import { MigrationConfig } from "../config/migrationConfig";
-import { familyOf } from "../net/cidr";
+import { familyOf, urlHost } from "../net/cidr";
 import { NodeAddressPlan, NodeAddressStep } from "./nodeAddressPlan";
 
 /**
@@ -23,7 +23,6 @@ export interface OpenShiftRunbook {
 
 const MACHINE_API = "openshift-machine-api";
 
-const bracket = (ip: string) => (familyOf(ip) === "IPv6" ? `[${ip}]` : ip);
 /** nmcli's setting for the address's family. */
 const nmcliFamily = (ip: string) => (familyOf(ip) === "IPv6" ? "ipv6" : "ipv4");
 
@@ -73,7 +72,7 @@ function etcdPeerUpdate(step: NodeAddressStep): string[] {
   return [
     `# before the reboot, from an etcd pod on another control-plane node: point ${step.name}'s member at its new peer URL`,
     `oc rsh -n openshift-etcd -c etcdctl <etcd pod of another control-plane node> etcdctl member list -w table`,
-    `oc rsh -n openshift-etcd -c etcdctl <that pod> etcdctl member update <ID of ${step.name}> --peer-urls=https://${bracket(step.to)}:2380`,
+    `oc rsh -n openshift-etcd -c etcdctl <that pod> etcdctl member update <ID of ${step.name}> --peer-urls=https://${urlHost(step.to)}:2380`,
   ];
 }
 
