@@ -10,6 +10,7 @@ import { ClusterConfig, clusterConfigEdits, kubeletConfigMapName } from "./compo
 import { checkLiveKeyEdits, useConfigMapReader } from "./components/liveConfigMaps";
 import { liveConfigMapKey } from "./components/systemObjectPatch";
 import { ControlPlane, EnableCidrAllocation } from "./components/controlPlane";
+import { ControlPlaneAddress } from "./components/controlPlaneAddress";
 import { ControlPlaneStart } from "./components/controlPlaneRewrite";
 import { declareRewriteWindow } from "./components/etcdRewriteWindow";
 import { DnsFinalSwap, DnsTemporaryService } from "./components/dnsContinuity";
@@ -31,6 +32,9 @@ import { expandHome } from "./lib/config/paths";
 import { rangeLists } from "./lib/config/rangeLists";
 import { flannelTransitionNetwork } from "./lib/plan/phases";
 import { buildPlan } from "./lib/plan/plan";
+import { refuseControlPlaneAddressProblems } from "./lib/plan/controlPlaneAddressRefusals";
+import { planNodeAddresses } from "./lib/plan/nodeAddressPlan";
+import { kubernetesServiceIP } from "./lib/net/cidr";
 import { NODE_STEP_PREFIX, SERVICE_STEP_PREFIX, stepId } from "./lib/plan/stepIds";
 import { serviceMovesFromPlan } from "./lib/serviceMove/planMoves";
 
@@ -81,6 +85,18 @@ export = async () => {
     kubeProxyConfigEdit({ podCidr: ranges.pod.to }),
     ...(plan.cni === "flannel" ? [flannelConfigEdit({ podCidr: flannelNetworks.transition, ...flannelAt }), flannelConfigEdit({ podCidr: flannelNetworks.final, ...flannelAt })] : []),
   ]));
+  // Node addresses: workers move with the rollout; control-plane nodes after everything else, one at a time, unless a
+  // reference every node dials (controlPlaneEndpoint, the stack's own kubeconfig or etcd endpoints) sits on one.
+  const addressPlan = userErrorsAsRunErrorsSync(() => planNodeAddresses(config, inventory));
+  const roleOf = new Map(addressPlan.steps.map((s) => [s.name, s.role]));
+  const workerAddressChanges = config.nodeAddresses.filter((c) => roleOf.get(c.name) === "worker");
+  const controlPlaneAddressChanges = addressPlan.steps.filter((s) => s.role === "control-plane").map((s) => ({ ...config.nodeAddresses.find((c) => c.name === s.name)!, role: s.role }));
+  if (controlPlaneAddressChanges.length > 0) {
+    const clusterConfiguration = await readConfigMap(KUBEADM_CONFIG.namespace, KUBEADM_CONFIG.configMap).then((data) => data?.[KUBEADM_CONFIG.key]);
+    userErrorsAsRunErrorsSync(() => refuseControlPlaneAddressProblems(controlPlaneAddressChanges, {
+      clusterConfiguration, kubeconfigServer: kc.getCurrentCluster()?.server, etcdEndpoints: config.etcd.endpoints,
+    }));
+  }
   // The components read through the module's one reader: set only now, with no await before they are declared, so
   // they read this run's cluster even when a fleet runs several programs in one process.
   useConfigMapReader(readConfigMap);
@@ -209,7 +225,7 @@ export = async () => {
     kubeconfig,
     rollout: config.nodeRollout,
     runId,
-    ...(config.hostAddress ? { addressChanges: { changes: config.nodeAddresses, host: config.hostAddress } } : {}),
+    ...(config.hostAddress ? { addressChanges: { changes: workerAddressChanges, host: config.hostAddress } } : {}),
   }, o));
   order.finishedBy(nodes, nodes.done);
   const dnsBudgetClose = dnsBudgetOpen
@@ -260,8 +276,23 @@ export = async () => {
     ...(typeof otherPools?.removal === "function" ? [order.declare("calico-old-pool-other-family", [], [kubeProxy], otherPools.removal)] : []),
   ];
 
-  // 12. verify: nothing left in the old ranges; every Service at its planned IP.
-  const verify = order.declare("verify", [stepId.verify], oldPoolRemovals.length > 0 ? oldPoolRemovals : [flannelFinal ?? kubeProxy], (o) => new Verification("verify", { kubeconfig, config, plan, trigger: runId }, o));
+  // 12. control-plane nodes' addresses (nodeAddresses): one node at a time, once everything else has moved.
+  const beforeAddresses = oldPoolRemovals.length > 0 ? oldPoolRemovals : [flannelFinal ?? kubeProxy];
+  const controlPlaneAddress = controlPlaneAddressChanges.length > 0 && config.hostAddress
+    ? order.declare("control-plane-address", [], beforeAddresses, (o) => new ControlPlaneAddress("control-plane-address", {
+      ...nodeAccess,
+      changes: controlPlaneAddressChanges,
+      host: config.hostAddress!,
+      kubeconfig,
+      etcd: { endpoints: config.etcd.endpoints, caCert: etcdTls.etcdCaCert, cert: etcdTls.etcdCert, key: etcdTls.etcdKey },
+      serviceSubnet: config.serviceCidr.to,
+      // ApiserverCerts kept the old `kubernetes` Service IP in the certificate; so does every re-issue after it
+      apiserverExtraSans: [kubernetesServiceIP(config.serviceCidr.from)],
+    }, o))
+    : undefined;
+
+  // 13. verify: nothing left in the old ranges; every Service at its planned IP; every node at its new address.
+  const verify = order.declare("verify", [stepId.verify], controlPlaneAddress ? [controlPlaneAddress] : beforeAddresses, (o) => new Verification("verify", { kubeconfig, config, plan, trigger: runId }, o));
   order.check();
   discovery.finish(preflight.blockers);
 

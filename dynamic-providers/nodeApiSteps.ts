@@ -7,11 +7,12 @@ import { releaseCalicoIpam } from "../lib/nodeMove/apiSteps/calicoIpamRelease";
 import { deleteNode } from "../lib/nodeMove/apiSteps/deregister";
 import { drain } from "../lib/nodeMove/apiSteps/drain";
 import { rejoin } from "../lib/nodeMove/apiSteps/rejoin";
+import { addressFollow } from "../lib/nodeMove/apiSteps/addressFollow";
 import { Clients, NODE_API_STEPS, NodeApiStepName, StepInputs, StepRun } from "../lib/nodeMove/apiSteps/stepRun";
 import { containsUnknown, kubeConfigFrom, TypedProvider, Wire, withSecretOutputs } from "./wire";
 
 /**
- * The API side of a node move (issue 7), as four resources that share one dynamic provider:
+ * The API side of a node move (issue 7), as five resources that share one dynamic provider:
  *
  *   NodeDrain          back up the Node's labels/taints/annotations/unschedulable to a kube-system ConfigMap,
  *                      cordon, evict its pods through the Eviction API (PDBs respected, DaemonSet and mirror pods
@@ -24,6 +25,8 @@ import { containsUnknown, kubeConfigFrom, TypedProvider, Wire, withSecretOutputs
  *                      they survive the re-registration on the old network), wait Ready, uncordon (back to the
  *                      backed-up unschedulable), wait for the node's DaemonSet pods to be Ready in the new subnet,
  *                      verify podCIDR and metadata.
+ *   NodeAddressFollow  a control-plane node whose address moved (its Node kept): the new InternalIP reported, its
+ *                      host-network DaemonSet and static pods off the old address (lib/nodeMove/apiSteps/addressFollow).
  *
  * Each step is one file in lib/nodeMove/apiSteps/, run by its StepRun; this file checks, diffs and dispatches.
  * Remote steps (CNI cleanup, kubelet stop/start, clusterDNS) run between them as RemoteScripts
@@ -36,7 +39,7 @@ import { containsUnknown, kubeConfigFrom, TypedProvider, Wire, withSecretOutputs
 export const NODE_API_STEPS_VERSION = "1";
 
 /** Changing one of these is another action on the cluster: a replacement. The rest is recorded in place. */
-const IDENTITY = ["step", "node", "runId", "plannedPodCIDR", "oldPoolCidrs", "nodeKept", "internalIP"] as const;
+const IDENTITY = ["step", "node", "runId", "plannedPodCIDR", "oldPoolCidrs", "nodeKept", "internalIP", "oldInternalIP"] as const;
 const IN_PLACE = ["version", "oldPodCIDR", "drainTimeoutSeconds", "evictionRetrySeconds", "unmanagedPods", "rejoinTimeoutSeconds"] as const;
 
 type StepWire = Wire<StepInputs>;
@@ -76,8 +79,11 @@ function checkInputs(news: StepWire): pulumi.dynamic.CheckResult<StepWire> {
   for (const key of ["drainTimeoutSeconds", "evictionRetrySeconds", "rejoinTimeoutSeconds"] as const) {
     if (known(key) && (!Number.isFinite(news[key]) || (news[key] as number) <= 0)) fail(key, `${key} ${JSON.stringify(news[key])} must be a positive number of seconds`);
   }
-  if (known("internalIP") && (typeof news.internalIP !== "string" || !isIpAddress(news.internalIP) || normalizeIp(news.internalIP) !== news.internalIP)) {
-    fail("internalIP", `internalIP ${JSON.stringify(news.internalIP)} must be the node's new address in normal form, e.g. 192.168.20.21`);
+  for (const key of ["internalIP", "oldInternalIP"] as const) {
+    if (step === "address-follow" && news[key] === undefined) fail(key, `${key} is required: the node's ${key === "internalIP" ? "new" : "old"} address`);
+    if (known(key) && (typeof news[key] !== "string" || !isIpAddress(news[key] as string) || normalizeIp(news[key] as string) !== news[key])) {
+      fail(key, `${key} ${JSON.stringify(news[key])} must be the node's ${key === "internalIP" ? "new" : "old"} address in normal form, e.g. 192.168.20.21`);
+    }
   }
   if (known("unmanagedPods") && news.unmanagedPods !== "refuse" && news.unmanagedPods !== "evict") fail("unmanagedPods", `unmanagedPods ${JSON.stringify(news.unmanagedPods)} must be "refuse" or "evict"`);
   return { inputs: news, failures };
@@ -116,6 +122,7 @@ const STEPS: Record<NodeApiStepName, (run: StepRun) => Promise<Record<string, un
   "release-calico-ipam": releaseCalicoIpam,
   "delete-node": deleteNode,
   rejoin,
+  "address-follow": addressFollow,
 };
 
 async function runStep(news: StepWire): Promise<StepOutputs> {
@@ -256,5 +263,29 @@ export class NodeRejoin extends pulumi.dynamic.Resource {
       nodeKept: args.nodeKept,
       internalIP: args.internalIP,
     }, ["podCIDR", "assignedPodCIDR", "daemonSets", "backupConfigMap"]), withSecrets(opts), "cidr-migration", "NodeRejoin");
+  }
+}
+
+export interface NodeAddressFollowArgs extends CommonArgs {
+  /** The node's new address: the Node must report it as its InternalIP. */
+  internalIP: pulumi.Input<string>;
+  /** Its old address: the host-network pods still there get a new one. */
+  oldInternalIP: pulumi.Input<string>;
+  /** Limit for each wait. Default 600. */
+  rejoinTimeoutSeconds?: pulumi.Input<number>;
+}
+
+/** A control-plane node's Node (kept, not re-registered) at its new address, with its host-network pods. */
+export class NodeAddressFollow extends pulumi.dynamic.Resource {
+  declare readonly replacedPods: pulumi.Output<string[]>;
+  declare readonly leftAtOldAddress: pulumi.Output<string[]>;
+  declare readonly elapsedSeconds: pulumi.Output<number>;
+
+  constructor(name: string, args: NodeAddressFollowArgs, opts?: pulumi.CustomResourceOptions) {
+    super(nodeApiStepsProvider, name, stepProps("address-follow", args, {
+      internalIP: args.internalIP,
+      oldInternalIP: args.oldInternalIP,
+      rejoinTimeoutSeconds: args.rejoinTimeoutSeconds,
+    }, ["replacedPods", "leftAtOldAddress"]), withSecrets(opts), "cidr-migration", "NodeAddressFollow");
   }
 }

@@ -20,8 +20,8 @@ export interface ValidationContext {
   /** Known once discovery ran: enables the capacity and node-address checks against the live cluster. */
   inventory?: Inventory;
   /**
-   * The caller only shows the plan and changes nothing (`cidr-migration plan`): control-plane node address changes
-   * are then returned rather than refused (running them is not built yet, issue 16), and hostAddress may be absent.
+   * The caller only shows the plan and changes nothing (`cidr-migration plan`): hostAddress may then be absent, and
+   * a platform that is planned only (openshift) is accepted.
    */
   planOnly?: boolean;
 }
@@ -101,7 +101,7 @@ export function validateConfig(source: ConfigSource, context: ValidationContext 
   checkStrategies(r, services.strategy, nodeRollout.strategy);
   const { changes: nodeAddresses, settings: hostAddress } = readHostAddress(r, readNodeAddresses(r, nodes, families, context.inventory), context.planOnly);
   // last, and only on an otherwise valid config: every other problem is reported first
-  if (r.problems.length === 0 && !context.planOnly) refuseUnbuiltAddressChanges(r, nodeAddresses, nodeRollout.strategy);
+  if (r.problems.length === 0 && !context.planOnly) refuseAddressChangesWithRewrite(r, nodeAddresses, nodeRollout.strategy);
 
   if (r.problems.length > 0) throw new ConfigError(r.problems);
   return {
@@ -284,16 +284,10 @@ function checkRollout(r: Reader, rollout: MigrationConfig["nodeRollout"], nodes:
 }
 
 /**
- * A worker's address changes while the node rollout re-registers it; a control-plane node's (its etcd member,
- * certificates and manifests) is planned only, and the etcd rewrite keeps every Node registered: both are refused
- * before any change, `cidr-migration plan` still shows them.
+ * A worker's address changes while the node rollout re-registers it, which the etcd rewrite's rollout does not do
+ * (it keeps every Node registered): refused before any change.
  */
-function refuseUnbuiltAddressChanges(r: Reader, changes: NodeAddressChange[], strategy: RolloutStrategy): void {
-  changes.forEach((c, i) => {
-    if (c.role === "control-plane") {
-      r.fail(`nodeAddresses[${i}].name`, `${c.name} is a control-plane node: \`cidr-migration plan\` shows its address change (etcd member, certificates, manifests, kubeconfigs), but running it is not built yet; change it by hand, or remove the entry to run the rest`);
-    }
-  });
+function refuseAddressChangesWithRewrite(r: Reader, changes: NodeAddressChange[], strategy: RolloutStrategy): void {
   if (changes.length > 0 && strategy === "etcd-rewrite") {
     r.fail("nodeRollout.strategy", `is "etcd-rewrite", which keeps every Node registered, but a worker's address changes while the rollout re-registers it (nodeAddresses); use "reregister", or remove nodeAddresses`);
   }

@@ -73,7 +73,7 @@ export interface MigrationConfig {
     key?: Sensitive;
   };
   nodes: NodeTarget[];
-  /** Node IP changes; empty when nodeAddresses is absent. Workers' run with the node rollout; control-plane ones are planned only. */
+  /** Node IP changes; empty when nodeAddresses is absent. Workers' run with the node rollout; control-plane ones after it (components/controlPlaneAddress). */
   nodeAddresses: NodeAddressChange[];
   /** Present when nodeAddresses is not empty. */
   hostAddress?: HostAddressSettings;

@@ -9,7 +9,7 @@ import { Inventory } from "./inventory";
  * Workers go first (the canary alone, then batches of nodeRollout.maxUnavailable), control-plane nodes last and one
  * at a time: each carries an etcd member, and etcd keeps quorum only while at most one member is away.
  * A worker's change runs with the node rollout (components/nodeRollout, in the rollout's own waves); a control-plane
- * node's is planned only: validateConfig refuses it before any change.
+ * node's after it, one node at a time (components/controlPlaneAddress).
  */
 
 /** One place that holds the node's address and must follow it. */

@@ -33,7 +33,7 @@ export async function rejoin(run: StepRun): Promise<Record<string, unknown>> {
   }
   const r: Rejoin = { run, record, planned, timeout: inputs.rejoinTimeoutSeconds ?? DEFAULT_REJOIN_TIMEOUT_SECONDS };
   const registered = inputs.nodeKept ? await waitNodeKept(r) : await waitReregistered(r);
-  if (inputs.internalIP) await waitInternalIP(r, inputs.internalIP);
+  if (inputs.internalIP) await waitInternalIP(run, r.timeout, inputs.internalIP);
   const assigned = await assignPodCidrAndRestore(r, registered);
   const replaced = await replaceOldDaemonSetPods(r);
   await waitPodsBackInNewSubnet(r);
@@ -56,7 +56,7 @@ async function waitReregistered({ run, record, timeout }: Rejoin): Promise<V1Nod
 }
 
 /** 1b. A node whose address moved (nodeAddresses): its kubelet reports the new InternalIP, and only that one of its family. */
-async function waitInternalIP({ run, timeout }: Rejoin, wanted: string): Promise<void> {
+export async function waitInternalIP(run: StepRun, timeout: number, wanted: string): Promise<void> {
   let seen: string[] = [];
   await run.within(timeout, `InternalIP ${wanted} on the Node`, async () => {
     const node = await run.readNode();

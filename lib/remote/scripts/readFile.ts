@@ -37,3 +37,44 @@ export function readNodeFile(stdout: string, where: { node: string; path: string
   }
   return bytes.toString("utf8");
 }
+
+export interface ReadFilesInput extends SandboxRoot {
+  paths: readonly string[];
+}
+
+/**
+ * readFiles: several node files in one step, for an edit that spans them (a node address change touches manifests,
+ * kubeconfigs and the kubelet's flags). One line per path, in order: the path, a space, then the base64 of its bytes,
+ * or `-` when the file does not exist (kubeadm writes super-admin.conf only from 1.29 on, for example).
+ */
+export function readFiles(input: ReadFilesInput): string {
+  if (input.paths.length === 0) throw new Error("paths is empty; name the files to read");
+  const paths = input.paths.map((p, i) => nodePath(p, `paths[${i}]`));
+  if (paths.some((p) => /\s/.test(p))) throw new Error(`paths must not hold white space; got ${JSON.stringify(paths)}`);
+  return buildScript({ name: "read-files", root: input.root }, [
+    sh`
+      readonly NODE_PATHS=(${paths})
+      readonly HOST_PATHS=(${paths.map((p) => hostPath(p))})
+      for i in "\${!NODE_PATHS[@]}"; do
+        if [ -f "\${HOST_PATHS[$i]}" ]; then
+          printf '%s %s\n' "\${NODE_PATHS[$i]}" "$(base64 -w 0 < "\${HOST_PATHS[$i]}")"
+        else
+          printf '%s -\n' "\${NODE_PATHS[$i]}"
+        fi
+      done
+    `,
+  ]);
+}
+
+/** readFiles' stdout as path → text (undefined: the file does not exist); a missing or garbled line fails, named. */
+export function readNodeFiles(stdout: string, paths: readonly string[], where: { node: string; step: string }): Map<string, string | undefined> {
+  const lines = new Map(stdout.trim().split("\n").filter(Boolean).map((line) => {
+    const space = line.indexOf(" ");
+    return [line.slice(0, space), line.slice(space + 1)] as const;
+  }));
+  return new Map(paths.map((path) => {
+    const content = lines.get(path);
+    if (content === undefined) throw new Error(`node ${where.node}: the ${where.step} step's output has no line for ${path}; check its output`);
+    return [path, content === "-" ? undefined : readNodeFile(content, { node: where.node, path, step: where.step })];
+  }));
+}

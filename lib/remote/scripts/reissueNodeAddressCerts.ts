@@ -33,6 +33,8 @@ export interface ReissueNodeAddressCertsInput extends SandboxRoot {
   from: string;
   to: string;
   keepOld: boolean;
+  /** More apiserver SANs to keep (a run that also moves the Service range keeps the old `kubernetes` Service IP). */
+  apiserverExtraSans?: readonly string[];
   backupDir: string;
   pkiDir?: string;
   /** The kubeadm executable (default "kubeadm" on PATH). */
@@ -54,7 +56,7 @@ export function reissueNodeAddressCerts(input: ReissueNodeAddressCertsInput): st
   const config = kubeadmCertConfig({
     ...input.certConfig,
     advertiseAddress: to,
-    extraSans: keep,
+    extraSans: [...keep, ...(input.apiserverExtraSans ?? [])],
     etcdExtraSans: keep,
     certificatesDir: `${root.replace(/\/+$/, "")}${pkiDir}`,
   });

@@ -4,7 +4,8 @@
  * answer "ok" with the old flags. Fail closed: on timeout the script exits 1 (the caller then restores the backup).
  *
  * Input: `{ component, url, expectFlags, timeoutSeconds, intervalSeconds = 2, root? }`.
- * - `component`: "kube-apiserver" | "kube-controller-manager" (matched against the basename of argv[0]).
+ * - `component`: "kube-apiserver", "kube-controller-manager", "kube-scheduler" or "etcd" (matched against the
+ *   basename of argv[0]).
  * - `url`: health endpoint, e.g. https://127.0.0.1:6443/healthz or https://127.0.0.1:10257/healthz. Fetched with
  *   `curl -k` (the serving certs are the cluster's own) and must answer exactly "ok".
  * - `expectFlags`: e.g. ["--service-cluster-ip-range=10.112.0.0/12"]; each must be in the process's argv, joined
@@ -17,9 +18,12 @@ import { matching, oneOf, positiveInteger } from "./inputs";
 
 export const COMPONENTS = ["kube-apiserver", "kube-controller-manager"] as const;
 export type ControlPlaneComponent = (typeof COMPONENTS)[number];
+/** Every static-pod component the wait can check: a node address change restarts etcd too. */
+export const WAITED_COMPONENTS = [...COMPONENTS, "kube-scheduler", "etcd"] as const;
+export type WaitedComponent = (typeof WAITED_COMPONENTS)[number];
 
 export interface WaitComponentHealthyInput extends SandboxRoot {
-  component: ControlPlaneComponent;
+  component: WaitedComponent;
   url: string;
   expectFlags: readonly string[];
   timeoutSeconds: number;
@@ -27,7 +31,7 @@ export interface WaitComponentHealthyInput extends SandboxRoot {
 }
 
 export function waitComponentHealthy(input: WaitComponentHealthyInput): string {
-  const component = oneOf(input.component, COMPONENTS, "component");
+  const component = oneOf(input.component, WAITED_COMPONENTS, "component");
   const url = matching(input.url, /^https?:\/\/[^\s]+$/, "url", "an http(s) URL such as https://127.0.0.1:6443/healthz");
   if (input.expectFlags.length === 0) throw new Error("expectFlags is empty; pass the flags the component must run with, e.g. [\"--cluster-cidr=10.48.0.0/16\"]");
   const flags = input.expectFlags.map((f, i) => matching(f, /^--[a-z0-9][a-z0-9.-]*=/, `expectFlags[${i}]`, "a --name=value flag"));

@@ -20,7 +20,8 @@ import { BACKUP_COMPLETE_MARKER, backupControlPlane } from "../../../lib/remote/
 import { cleanupCni } from "../../../lib/remote/scripts/cleanupCni";
 import { REJOIN_MARKER, kubeadmRejoin } from "../../../lib/remote/scripts/kubeadmRejoin";
 import { kubeletReregister } from "../../../lib/remote/scripts/kubeletReregister";
-import { readFile } from "../../../lib/remote/scripts/readFile";
+import { readFile, readFiles, readNodeFiles } from "../../../lib/remote/scripts/readFile";
+import { writeFilesThenRestart } from "../../../lib/remote/scripts/writeFilesThenRestart";
 import { restoreManifest } from "../../../lib/remote/scripts/restoreManifest";
 import { editKubeletClusterDns, setKubeletClusterDns } from "../../../lib/remote/scripts/setKubeletClusterDns";
 import { waitComponentHealthy } from "../../../lib/remote/scripts/waitComponentHealthy";
@@ -57,7 +58,7 @@ printf 'systemctl %s\\n' "$*" >> "$FAKE_CALLS"
 state="$FAKE_ROOT/run/fake-systemd"
 case "$1" in
   stop) rm -f "$state/$2.active" ;;
-  start) mkdir -p "$state"; [ -e "$state/$2.active" ] || : > "$state/$2.active" ;;
+  start|restart) mkdir -p "$state"; [ -e "$state/$2.active" ] || : > "$state/$2.active" ;;
   is-active) [ "$2" = --quiet ] && shift; [ -e "$state/$2.active" ] ;;
   *) echo "fake systemctl: unexpected $*" >&2; exit 2 ;;
 esac
@@ -445,7 +446,7 @@ describe("step scripts in a sandbox root", function () {
     });
 
     it("validates its inputs at generation time", () => {
-      assert.throws(() => waitComponentHealthy({ component: "kube-scheduler" as "kube-apiserver", url: "https://x/healthz", expectFlags: flags, timeoutSeconds: 5 }), /component "kube-scheduler" is not one of kube-apiserver, kube-controller-manager/);
+      assert.throws(() => waitComponentHealthy({ component: "kube-proxy" as "kube-apiserver", url: "https://x/healthz", expectFlags: flags, timeoutSeconds: 5 }), /component "kube-proxy" is not one of kube-apiserver, kube-controller-manager, kube-scheduler, etcd/);
       assert.throws(() => waitComponentHealthy({ component: "kube-apiserver", url: "file:///etc/passwd", expectFlags: flags, timeoutSeconds: 5 }), /url "file:\/\/\/etc\/passwd" is not an http\(s\) URL/);
       assert.throws(() => waitComponentHealthy({ component: "kube-apiserver", url: "https://x/healthz", expectFlags: ["cluster-cidr"], timeoutSeconds: 5 }), /expectFlags\[0\] "cluster-cidr" is not a --name=value flag/);
       assert.throws(() => waitComponentHealthy({ component: "kube-apiserver", url: "https://x/healthz", expectFlags: flags, timeoutSeconds: 0 }), /timeoutSeconds 0 is not a positive whole number/);
@@ -903,6 +904,67 @@ describe("step scripts in a sandbox root", function () {
     });
   });
 
+  describe("readFiles", () => {
+    it("prints each file's exact bytes as base64 on a line of its own, '-' for a missing one", () => {
+      const node = new FakeNode();
+      const noNewline = fs.readFileSync(path.join(FIXTURES, "v1.19-kube-apiserver-oidc-no-trailing-newline.yaml"), "utf8");
+      node.write("/etc/kubernetes/manifests/kube-apiserver.yaml", noNewline);
+      node.write("/var/lib/kubelet/kubeadm-flags.env", 'KUBELET_KUBEADM_ARGS="--node-ip=192.168.1.5"\n');
+      const paths = ["/etc/kubernetes/manifests/kube-apiserver.yaml", "/etc/kubernetes/super-admin.conf", "/var/lib/kubelet/kubeadm-flags.env"];
+      const { stdout } = node.runTwice(track("readFiles", readFiles({ paths, root: node.root }))).first;
+      const files = readNodeFiles(stdout, paths, { node: "cp-1", step: "read-files" });
+      assert.deepEqual([...files], [[paths[0], noNewline], [paths[1], undefined], [paths[2], 'KUBELET_KUBEADM_ARGS="--node-ip=192.168.1.5"\n']]);
+      assert.throws(() => readNodeFiles(stdout, [...paths, "/etc/kubernetes/admin.conf"], { node: "cp-1", step: "read-files" }), /node cp-1: the read-files step's output has no line for \/etc\/kubernetes\/admin\.conf/);
+      assert.throws(() => readNodeFiles(stdout.replace(/ \S+\n/, " not-base64!\n"), paths, { node: "cp-1", step: "read-files" }), /reading \/etc\/kubernetes\/manifests\/kube-apiserver\.yaml returned no base64 content/);
+      assert.throws(() => readFiles({ paths: ["/etc/a b"] }), /must not hold white space/);
+    });
+  });
+
+  describe("writeFilesThenRestart (a control-plane node's kubeconfigs after its address moved)", () => {
+    const KCM_CONF = "/etc/kubernetes/controller-manager.conf";
+    const FLAGS = "/var/lib/kubelet/kubeadm-flags.env";
+    const before = { [KCM_CONF]: "server: https://192.168.1.5:6443\n", [FLAGS]: 'KUBELET_KUBEADM_ARGS="--node-ip=192.168.1.5"\n' };
+    const after = { [KCM_CONF]: "server: https://192.168.7.5:6443\n", [FLAGS]: 'KUBELET_KUBEADM_ARGS="--node-ip=192.168.7.5"\n' };
+    const files = [KCM_CONF, FLAGS].map((p) => ({ path: p, current: before[p], next: after[p] }));
+    const script = (node: FakeNode) => writeFilesThenRestart({ files, restart: ["kube-controller-manager", "kubelet"], backupDir: BACKUP_DIR, healthTimeoutSeconds: 2, root: node.root });
+    const nodeWith = (content: Record<string, string>) => {
+      const node = new FakeNode();
+      for (const [p, text] of Object.entries(content)) node.write(p, text);
+      node.write("/proc/31/cmdline", "kube-controller-manager\0--kubeconfig=/etc/kubernetes/controller-manager.conf\0");
+      return node;
+    };
+
+    it("writes each file checked and backed up, waits for the restarted component's health, restarts the kubelet; a re-run writes nothing", () => {
+      const node = nodeWith(before);
+      fs.writeFileSync(path.join(node.state, "health"), "ok");
+      const { first, second } = node.runTwice(track("writeFilesThenRestart", script(node)));
+      for (const p of [KCM_CONF, FLAGS]) {
+        assert.equal(node.read(p), after[p]);
+        assert.equal(node.read(`${BACKUP_DIR}${p}`), before[p], `${p} backed up`);
+      }
+      assert.match(first.stdout, /kube-controller-manager restarted \(pid stand-in\) and is healthy/);
+      assert.match(second.stdout, /already has the new content|unchanged|nothing to do/i);
+      assert.deepEqual(node.calls().filter((c) => c.startsWith("systemctl")), ["systemctl restart kubelet", "systemctl is-active --quiet kubelet", "systemctl restart kubelet", "systemctl is-active --quiet kubelet"]);
+      assert.ok(node.calls().some((c) => c.endsWith("https://127.0.0.1:10257/healthz")));
+    });
+
+    it("refuses a file changed since it was read, before any restart, and fails when the component stays unhealthy", () => {
+      const changed = nodeWith({ ...before, [KCM_CONF]: "server: https://10.9.9.9:6443\n" });
+      fs.writeFileSync(path.join(changed.state, "health"), "ok");
+      const refused = changed.run(script(changed));
+      assert.equal(refused.status, 1);
+      assert.match(refused.stderr, /controller-manager\.conf changed since the edit was planned/);
+      assert.equal(changed.read(KCM_CONF), "server: https://10.9.9.9:6443\n");
+      assert.deepEqual(changed.calls(), [], "nothing restarted");
+
+      const unhealthy = nodeWith(before);
+      const failed = unhealthy.run(script(unhealthy));
+      assert.equal(failed.status, 1);
+      assert.match(failed.stderr, /kube-controller-manager did not come back healthy within 2s of its restart \(health answer 'curl: \(7\) Failed to connect'\)/);
+      assert.ok(!unhealthy.calls().some((c) => c.startsWith("systemctl")), "the kubelet is not restarted after a failure");
+    });
+  });
+
   describe("shellcheck", () => {
     it("finds every generated script clean (also as generated for the real root)", () => {
       const forRealRoot = [
@@ -915,10 +977,12 @@ describe("step scripts in a sandbox root", function () {
         ["kubeletReregister-start", kubeletReregister({ backupDir: BACKUP_DIR }).start],
         ["kubeadmRejoin", kubeadmRejoin({ endpoint: "cp.example:6443", token: new Sensitive("abcdef.0123456789abcdef"), caCertHash: `sha256:${"0".repeat(64)}`, rejoinId: "m1", backupDir: BACKUP_DIR, criSocket: "unix:///run/containerd/containerd.sock" }).reveal("script")],
         ["readFile", readFile({ path: "/var/lib/kubelet/config.yaml" })],
+        ["readFiles", readFiles({ paths: ["/etc/kubernetes/admin.conf", "/var/lib/kubelet/kubeadm-flags.env"] })],
+        ["writeFilesThenRestart", writeFilesThenRestart({ files: [{ path: "/etc/kubernetes/scheduler.conf", current: "a", next: "b" }], restart: ["kube-scheduler", "kube-controller-manager", "kubelet"], backupDir: BACKUP_DIR })],
       ] as const;
       const all = [...generated, ...forRealRoot.map(([name, script]) => ({ name, script }))];
       const names = new Set(all.map((s) => s.name.split("-")[0]));
-      for (const step of ["backupControlPlane", "writeManifest", "restoreManifest", "waitComponentHealthy", "cleanupCni", "kubeletReregister", "kubeadmRejoin", "setKubeletClusterDns", "readFile"]) {
+      for (const step of ["backupControlPlane", "writeManifest", "restoreManifest", "waitComponentHealthy", "cleanupCni", "kubeletReregister", "kubeadmRejoin", "setKubeletClusterDns", "readFile", "readFiles", "writeFilesThenRestart"]) {
         assert.ok(names.has(step), `${step} was generated and is checked`);
       }
       const dir = tempDir("shellcheck");
