@@ -95,6 +95,7 @@ export = async () => {
     const clusterConfiguration = await readConfigMap(KUBEADM_CONFIG.namespace, KUBEADM_CONFIG.configMap).then((data) => data?.[KUBEADM_CONFIG.key]);
     userErrorsAsRunErrorsSync(() => refuseControlPlaneAddressProblems(controlPlaneAddressChanges, {
       clusterConfiguration, kubeconfigServer: kc.getCurrentCluster()?.server, etcdEndpoints: config.etcd.endpoints,
+      controlPlaneNodes: new Set([...config.nodes.filter((n) => n.role === "control-plane").map((n) => n.name), ...inventory.nodes.filter((n) => n.controlPlane).map((n) => n.name)]).size,
     }));
   }
   // The components read through the module's one reader: set only now, with no await before they are declared, so

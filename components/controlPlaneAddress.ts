@@ -3,10 +3,13 @@
  * quorum only while at most one member is away), each after the one before has finished.
  *
  * Per node (the node keeps its Node object and its etcd member ID):
+ *   etcd-quorum        etcd quorum without this member (three or more members, every one started), the member
+ *                      there on its old peer URL: checked before anything on the node changes
  *   address-add        SSH  the new address beside the old one (lib/remote/scripts/nodeAddressChange, phase add)
  *   certs-both         SSH  apiserver, etcd server and peer certificates re-issued by kubeadm with the new address
  *                           AND the old one as SANs: clients and peers still dial the old address for a while
- *   etcd-peer          etcd quorum checked, leadership handed on, the member's peer URL updated in place
+ *   etcd-peer          quorum checked again, leadership handed on, the member's peer URL updated in place (from
+ *                      here until etcd restarts on the new address two steps on, the other members wait for it there)
  *   read-files         SSH  the manifests, kubeconfigs and kubelet flags as the node holds them
  *   etcd               SSH  etcd.yaml at the new address; the kubelet restarts etcd; wait healthy on the new flags,
  *                           else the old manifest back (lib/remote/scripts/guardedManifestEdit)
@@ -65,6 +68,7 @@ export interface ControlPlaneAddressArgs extends NodeAccessArgs {
 
 /** One node's steps, in order. */
 export interface ControlPlaneAddressSteps {
+  etcdQuorum: EtcdPeerMove;
   addressAdd: RemoteScript;
   certsBoth: RemoteScript;
   etcdPeer: EtcdPeerMove;
@@ -122,18 +126,11 @@ export class ControlPlaneAddress extends pulumi.ComponentResource {
         root: args.root,
       })));
 
-      const addressAdd = step("address-add", guard(() => nodeAddressChange({ ...addressInput, phase: "add" })), after);
+      const member = { ...args.etcd, member: node.name, from: change.from, to: change.to, runId: args.runId };
+      const etcdQuorum = new EtcdPeerMove(`${name}-${node.name}-etcd-quorum`, { ...member, step: "check" }, { parent: this, dependsOn: after });
+      const addressAdd = step("address-add", guard(() => nodeAddressChange({ ...addressInput, phase: "add" })), [etcdQuorum]);
       const certsBoth = step("certs-both", certs(true), [addressAdd]);
-      const etcdPeer = new EtcdPeerMove(`${name}-${node.name}-etcd-peer`, {
-        endpoints: args.etcd.endpoints,
-        caCert: args.etcd.caCert,
-        cert: args.etcd.cert,
-        key: args.etcd.key,
-        member: node.name,
-        from: change.from,
-        to: change.to,
-        runId: args.runId,
-      }, { parent: this, dependsOn: [certsBoth] });
+      const etcdPeer = new EtcdPeerMove(`${name}-${node.name}-etcd-peer`, { ...member, step: "move" }, { parent: this, dependsOn: [certsBoth] });
       const read = step("read-files", readFiles({ paths: CONTROL_PLANE_NODE_FILES, root: args.root }), [etcdPeer]);
       const edits = fromReadStep(read.stdout, (stdout) => guard(() =>
         controlPlaneAddressEdits(node.name, readNodeFiles(stdout, CONTROL_PLANE_NODE_FILES, { node: node.name, step: "read-files" }), change.from, change.to)));
@@ -166,7 +163,7 @@ export class ControlPlaneAddress extends pulumi.ComponentResource {
       const certsNew = step("certs-new", certs(false), [nodeFollow]);
       // over a session to the new address when SSH came in at the old one
       const addressRemoveOld = step("address-remove-old", guard(() => nodeAddressChange({ ...addressInput, phase: "remove-old" })), [certsNew], node.host === change.from ? change.to : node.host);
-      this.steps[node.name] = { addressAdd, certsBoth, etcdPeer, readFiles: read, etcd, apiserver, kubeconfigs, nodeFollow, certsNew, addressRemoveOld };
+      this.steps[node.name] = { etcdQuorum, addressAdd, certsBoth, etcdPeer, readFiles: read, etcd, apiserver, kubeconfigs, nodeFollow, certsNew, addressRemoveOld };
       last = [addressRemoveOld];
       return { steps: this.steps[node.name], last: addressRemoveOld };
     });

@@ -1,8 +1,9 @@
 import * as pulumi from "@pulumi/pulumi";
 import { Etcd3 } from "etcd3";
 import { etcdClientOptions, EtcdTlsMaterial } from "../lib/config/etcdClientOptions";
-import { handOffLeadership, moveEtcdPeer } from "../lib/controlPlane/etcdPeerMove";
+import { checkPeerMove, handOffLeadership, moveEtcdPeer } from "../lib/controlPlane/etcdPeerMove";
 import { isIpAddress, normalizeIp } from "../lib/net/cidr";
+import { endpointHost } from "../lib/plan/controlPlaneAddressRefusals";
 import { containsUnknown, requiredStrings, secretIfGiven, throwIfFailed, TypedProvider, Wire, withSecretOutputs } from "./wire";
 
 /**
@@ -28,9 +29,12 @@ export interface EtcdPeerMoveArgs {
   to: pulumi.Input<string>;
   /** The migration run id: a new one runs the step again. */
   runId: pulumi.Input<string>;
+  /** "check": only the quorum check, before anything on the node changes; "move" (default): the hand-off and the update. */
+  step?: pulumi.Input<"check" | "move">;
 }
 
 interface PeerMoveInputs extends EtcdTlsMaterial {
+  step: "check" | "move";
   endpoints: string[];
   member: string;
   from: string;
@@ -39,31 +43,26 @@ interface PeerMoveInputs extends EtcdTlsMaterial {
 }
 
 export interface EtcdPeerMoveOutputs {
+  step: "check" | "move";
   endpoints: string[];
   member: string;
   from: string;
   to: string;
   runId: string;
   memberId: string;
-  action: "updated" | "already";
+  action: "updated" | "already" | "checked";
   /** The member that took the lead from this one, when it led. */
   newLeader?: string;
   peerUrlsBefore: string[];
   peerUrlsAfter: string[];
 }
 
-const IDENTITY = ["member", "from", "to", "runId"] as const;
+const IDENTITY = ["step", "member", "from", "to", "runId"] as const;
 
-const hostOf = (url: string) => {
-  try {
-    return normalizeIp(new URL(url).hostname.replace(/^\[|\]$/g, ""));
-  } catch {
-    return "";
-  }
-};
 
 function checkInputs(news: Wire<PeerMoveInputs>): pulumi.dynamic.CheckResult<Wire<PeerMoveInputs>> {
   const failures = requiredStrings(news, ["member", "from", "to", "runId"]);
+  if (news.step !== undefined && !containsUnknown(news.step) && news.step !== "check" && news.step !== "move") failures.push({ property: "step", reason: `step ${JSON.stringify(news.step)} must be "check" or "move"` });
   for (const key of ["from", "to"] as const) {
     const value = news[key];
     if (typeof value === "string" && !containsUnknown(value) && (!isIpAddress(value) || normalizeIp(value) !== value)) {
@@ -73,7 +72,7 @@ function checkInputs(news: Wire<PeerMoveInputs>): pulumi.dynamic.CheckResult<Wir
   const endpoints = news.endpoints;
   if (!containsUnknown(endpoints)) {
     if (!Array.isArray(endpoints) || endpoints.length === 0) failures.push({ property: "endpoints", reason: "endpoints must list the etcd client URLs (config etcd.endpoints)" });
-    else if (typeof news.from === "string" && endpoints.every((e) => hostOf(String(e)) === news.from)) {
+    else if (typeof news.from === "string" && endpoints.every((e) => endpointHost(String(e)) === news.from)) {
       failures.push({ property: "endpoints", reason: `every etcd endpoint is on ${news.from}, the node whose address moves; list another member's client URL in etcd.endpoints` });
     }
   }
@@ -82,17 +81,17 @@ function checkInputs(news: Wire<PeerMoveInputs>): pulumi.dynamic.CheckResult<Wir
 
 async function movePeer(inputs: PeerMoveInputs): Promise<EtcdPeerMoveOutputs> {
   const tls = { caCert: inputs.caCert, cert: inputs.cert, key: inputs.key };
-  const others = inputs.endpoints.filter((e) => hostOf(e) !== inputs.from && hostOf(e) !== inputs.to);
+  const others = inputs.endpoints.filter((e) => endpointHost(e) !== inputs.from && endpointHost(e) !== inputs.to);
   const client = new Etcd3(etcdClientOptions(others, tls, { dialTimeout: 10_000 }));
   try {
+    if (inputs.step === "check") {
+      const member = await checkPeerMove(client, { member: inputs.member, from: inputs.from, to: inputs.to });
+      return { ...recorded(inputs), memberId: member.ID, action: "checked", peerUrlsBefore: member.peerURLs, peerUrlsAfter: member.peerURLs };
+    }
     const newLeader = await handOffLeadership(client, inputs.member, (urls) => new Etcd3(etcdClientOptions(urls, tls, { dialTimeout: 10_000 })));
     const moved = await moveEtcdPeer(client, { member: inputs.member, from: inputs.from, to: inputs.to });
     return {
-      endpoints: inputs.endpoints,
-      member: inputs.member,
-      from: inputs.from,
-      to: inputs.to,
-      runId: inputs.runId,
+      ...recorded(inputs),
       memberId: moved.memberId,
       action: moved.action,
       ...(newLeader !== undefined ? { newLeader } : {}),
@@ -104,7 +103,10 @@ async function movePeer(inputs: PeerMoveInputs): Promise<EtcdPeerMoveOutputs> {
   }
 }
 
+const recorded = (inputs: PeerMoveInputs) => ({ step: inputs.step, endpoints: inputs.endpoints, member: inputs.member, from: inputs.from, to: inputs.to, runId: inputs.runId });
+
 const asInputs = (news: Wire<PeerMoveInputs>): PeerMoveInputs => ({
+  step: (news.step as "check" | "move" | undefined) ?? "move",
   endpoints: (news.endpoints as string[]).map(String),
   member: news.member as string,
   from: news.from as string,
@@ -130,7 +132,7 @@ export const etcdPeerMoveProvider: TypedProvider<PeerMoveInputs, EtcdPeerMoveOut
     const result = checkInputs(news);
     throwIfFailed(result.failures ?? []);
     const outs = await movePeer(asInputs(news));
-    return { id: `${outs.member}:${outs.memberId}`, outs };
+    return { id: `${outs.member}:${outs.memberId}:${outs.step}`, outs };
   },
 
   async update(_id, olds, news) {
@@ -159,6 +161,7 @@ export class EtcdPeerMove extends pulumi.dynamic.Resource {
         from: args.from,
         to: args.to,
         runId: args.runId,
+        step: args.step ?? "move",
         memberId: undefined,
         action: undefined,
         newLeader: undefined,

@@ -58,16 +58,25 @@ export function checkQuorumWithout(members: IMember[], member: string): void {
   }
 }
 
-export async function moveEtcdPeer(client: Etcd3, move: EtcdPeerMove): Promise<EtcdPeerMoveResult> {
+/**
+ * Everything the move needs, checked without changing anything: quorum without the member, the member there, and its
+ * peer URL on `from` (or on `to` already, a re-run). Returns the member.
+ */
+export async function checkPeerMove(client: Etcd3, move: EtcdPeerMove): Promise<IMember> {
   const { members } = await client.cluster.memberList({});
   checkQuorumWithout(members, move.member);
   const member = members.find((m) => m.name === move.member);
   if (!member) throw new UserError(`etcd has no member named ${move.member} (members: ${members.map((m) => m.name).sort().join(", ")}); check nodeAddresses[].name, nothing was changed`);
-  if (!onHost(member, move.from) && onHost(member, move.to)) return { action: "already", memberId: member.ID, before: member.peerURLs, after: member.peerURLs };
-  const after = member.peerURLs.map((url) => movedUrl(url, move.from, move.to));
-  if (!onHost(member, move.from)) {
+  if (!onHost(member, move.from) && !onHost(member, move.to)) {
     throw new UserError(`etcd member ${move.member} has peer URLs ${member.peerURLs.join(", ")}, none on ${move.from}; check nodeAddresses[].from, nothing was changed`);
   }
+  return member;
+}
+
+export async function moveEtcdPeer(client: Etcd3, move: EtcdPeerMove): Promise<EtcdPeerMoveResult> {
+  const member = await checkPeerMove(client, move);
+  if (!onHost(member, move.from)) return { action: "already", memberId: member.ID, before: member.peerURLs, after: member.peerURLs };
+  const after = member.peerURLs.map((url) => movedUrl(url, move.from, move.to));
   await client.cluster.memberUpdate({ ID: member.ID, peerURLs: after });
   return { action: "updated", memberId: member.ID, before: member.peerURLs, after };
 }

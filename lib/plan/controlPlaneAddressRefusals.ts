@@ -9,7 +9,9 @@ import { normalizeIp } from "../net/cidr";
  * - the cluster's controlPlaneEndpoint (kubeadm-config) on the node's old address: every kubelet, kube-proxy and
  *   admin kubeconfig of the cluster dials it;
  * - the stack's kubeconfig server on it: the run's own API steps would lose the cluster half-way;
- * - every etcd endpoint of the stack on it: the run could not reach etcd while that member restarts.
+ * - every etcd endpoint of the stack on it: the run could not reach etcd while that member restarts;
+ * - fewer than three control-plane nodes: etcd keeps quorum only while a majority answers, so its one or two
+ *   members cannot spare the one whose address moves (the planner refuses two; one is refused here, for a run).
  */
 
 export interface ControlPlaneAddressContext {
@@ -19,6 +21,8 @@ export interface ControlPlaneAddressContext {
   kubeconfigServer?: string;
   /** The stack's etcd.endpoints. */
   etcdEndpoints: readonly string[];
+  /** The cluster's control-plane nodes (each carries a stacked etcd member). */
+  controlPlaneNodes: number;
 }
 
 /** An endpoint's host: `host:port`, `[v6]:port` or a URL; undefined when it is not an IP address. */
@@ -34,6 +38,9 @@ export function endpointHost(endpoint: string): string | undefined {
 export function controlPlaneAddressProblems(changes: readonly NodeAddressChange[], context: ControlPlaneAddressContext): string[] {
   const problems: string[] = [];
   const endpoint = context.clusterConfiguration ? (parse(context.clusterConfiguration) as { controlPlaneEndpoint?: unknown } | null)?.controlPlaneEndpoint : undefined;
+  if (changes.length > 0 && context.controlPlaneNodes < 3) {
+    problems.push(`nodeAddresses: ${changes.map((c) => c.name).join(", ")} ${changes.length === 1 ? "is a" : "are"} control-plane node${changes.length === 1 ? "" : "s"} of a cluster with ${context.controlPlaneNodes}: its etcd cannot keep quorum while a member's address moves; add control-plane nodes until there are 3, or change the address by hand in a maintenance window with the API down (the plan lists every reference)`);
+  }
   for (const c of changes) {
     if (typeof endpoint === "string" && endpointHost(endpoint) === c.from) {
       problems.push(`nodeAddresses: ${c.name}'s old address ${c.from} is the cluster's controlPlaneEndpoint (${endpoint} in kube-system/kubeadm-config), which every node and client dials; put the endpoint on a load balancer or DNS name first (kubeadm-config, the kubeconfigs, the apiserver certificates), then change the node's address`);

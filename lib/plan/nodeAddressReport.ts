@@ -4,7 +4,7 @@ import { formatDuration, formatDurationRange } from "./planReport";
 /** The node address plan as `cidr-migration plan` prints it: batches in order, each node's references, the estimate. */
 export function renderNodeAddressPlan(plan: NodeAddressPlan): string {
   if (plan.steps.length === 0) return "";
-  const lines = ["", "Node address changes (nodeAddresses, issue 16) — a worker's runs with the node rollout, in its wave, while the node re-registers; a control-plane node's is planned only (running it is not built yet, so a run with one is refused before any change)"];
+  const lines = ["", "Node address changes (nodeAddresses, issue 16) — a worker's runs with the node rollout, in its wave, while the node re-registers; a control-plane node's after every other step, one node at a time, keeping its Node and its etcd member"];
   for (const s of plan.steps) {
     const tag = s.canary ? ", canary" : "";
     lines.push(`  batch ${s.batch}: ${s.name} (${s.role}${tag}) ${s.from} → ${s.to}, ~${formatDuration(s.estimateSeconds)}`);

@@ -147,7 +147,7 @@ describe("lib/plan nodeAddressPlan", () => {
     const text = renderNodeAddressPlan(plan);
     assert.match(text, /Estimate: cidr-migration 45m; manual runbook 2h 0m to 6h 0m/);
     assert.match(text, /batch 0: worker-1 \(worker, canary\) 10\.0\.0\.21 → 10\.1\.0\.21/);
-    assert.match(text, /a worker's runs with the node rollout, in its wave, while the node re-registers; a control-plane node's is planned only \(running it is not built yet/);
+    assert.match(text, /a worker's runs with the node rollout, in its wave, while the node re-registers; a control-plane node's after every other step, one node at a time, keeping its Node and its etcd member/);
   });
 
   describe("assertNodeAddressBatches", () => {

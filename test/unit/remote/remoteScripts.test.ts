@@ -923,8 +923,8 @@ describe("step scripts in a sandbox root", function () {
   describe("writeFilesThenRestart (a control-plane node's kubeconfigs after its address moved)", () => {
     const KCM_CONF = "/etc/kubernetes/controller-manager.conf";
     const FLAGS = "/var/lib/kubelet/kubeadm-flags.env";
-    const before = { [KCM_CONF]: "server: https://192.168.1.5:6443\n", [FLAGS]: 'KUBELET_KUBEADM_ARGS="--node-ip=192.168.1.5"\n' };
-    const after = { [KCM_CONF]: "server: https://192.168.7.5:6443\n", [FLAGS]: 'KUBELET_KUBEADM_ARGS="--node-ip=192.168.7.5"\n' };
+    const before: Record<string, string> = { [KCM_CONF]: "server: https://192.168.1.5:6443\n", [FLAGS]: 'KUBELET_KUBEADM_ARGS="--node-ip=192.168.1.5"\n' };
+    const after: Record<string, string> = { [KCM_CONF]: "server: https://192.168.7.5:6443\n", [FLAGS]: 'KUBELET_KUBEADM_ARGS="--node-ip=192.168.7.5"\n' };
     const files = [KCM_CONF, FLAGS].map((p) => ({ path: p, current: before[p], next: after[p] }));
     const script = (node: FakeNode) => writeFilesThenRestart({ files, restart: ["kube-controller-manager", "kubelet"], backupDir: BACKUP_DIR, healthTimeoutSeconds: 2, root: node.root });
     const nodeWith = (content: Record<string, string>) => {

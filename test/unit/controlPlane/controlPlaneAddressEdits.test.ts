@@ -1,0 +1,57 @@
+// A control-plane node's own files after its address moves (issue 16): which edits, and which restarts, from what the
+// node holds (real kubeadm manifests, test/fixtures/manifests v1.29, whose node is at 192.37.70.3).
+import { strict as assert } from "assert";
+import * as fs from "fs";
+import * as path from "path";
+import { UserError } from "../../../lib/config/errors";
+import { CONTROL_PLANE_NODE_FILES, controlPlaneAddressEdits } from "../../../lib/controlPlane/controlPlaneAddressEdits";
+
+const MANIFESTS = path.join(__dirname, "..", "..", "fixtures", "manifests");
+const FROM = "192.37.70.3";
+const TO = "192.37.80.3";
+const kubeconfigAt = (host: string) => `apiVersion: v1\nkind: Config\nclusters:\n- cluster:\n    server: https://${host}:6443\n  name: kubernetes\n`;
+const FLAGS = `KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///run/containerd/containerd.sock --node-ip=${FROM}"\n`;
+
+function files(change: Record<string, string | undefined> = {}): Map<string, string | undefined> {
+  const m = new Map<string, string | undefined>(CONTROL_PLANE_NODE_FILES.map((p) => [p, undefined]));
+  m.set("/etc/kubernetes/manifests/etcd.yaml", fs.readFileSync(path.join(MANIFESTS, "v1.29-single-cp-etcd.yaml"), "utf8"));
+  m.set("/etc/kubernetes/manifests/kube-apiserver.yaml", fs.readFileSync(path.join(MANIFESTS, "v1.29-single-cp-kube-apiserver.yaml"), "utf8"));
+  // admin.conf names the controlPlaneEndpoint (a DNS name here), the component kubeconfigs the node itself
+  m.set("/etc/kubernetes/admin.conf", kubeconfigAt("cp.example"));
+  for (const c of ["controller-manager", "scheduler", "kubelet"]) m.set(`/etc/kubernetes/${c}.conf`, kubeconfigAt(FROM));
+  m.set("/var/lib/kubelet/kubeadm-flags.env", FLAGS);
+  for (const [k, v] of Object.entries(change)) m.set(k, v);
+  return m;
+}
+
+describe("lib/controlPlane controlPlaneAddressEdits", () => {
+  it("moves every mention of the node's address in its manifests, kubeconfigs and kubelet flags, and restarts what reads them", () => {
+    const e = controlPlaneAddressEdits("cp-2", files(), FROM, TO);
+    assert.equal(e.etcd!.next, e.etcd!.current.split(FROM).join(TO));
+    assert.ok(e.etcd!.changed.some((p) => p.includes("command")), e.etcd!.changed.join());
+    assert.equal(e.apiserver!.next, e.apiserver!.current.split(FROM).join(TO));
+    assert.deepEqual(e.files.map((f) => f.path), ["/etc/kubernetes/controller-manager.conf", "/etc/kubernetes/scheduler.conf", "/etc/kubernetes/kubelet.conf", "/var/lib/kubelet/kubeadm-flags.env"], "admin.conf names no node address; super-admin.conf is absent");
+    for (const f of e.files) assert.equal(f.next, f.current.split(FROM).join(TO), f.path);
+    assert.deepEqual(e.restart, ["kube-controller-manager", "kube-scheduler", "kubelet"]);
+  });
+
+  it("gives no edit for what already names the new address (a re-run), and restarts only what it writes", () => {
+    const moved = new Map([...files()].map(([p, t]) => [p, t?.split(FROM).join(TO)]));
+    assert.deepEqual(controlPlaneAddressEdits("cp-2", moved, FROM, TO), { etcd: undefined, apiserver: undefined, files: [], restart: [] });
+    const onlyKubelet = new Map(moved).set("/var/lib/kubelet/kubeadm-flags.env", FLAGS);
+    assert.deepEqual(controlPlaneAddressEdits("cp-2", onlyKubelet, FROM, TO).restart, ["kubelet"]);
+  });
+
+  it("leaves etcd out with external etcd (no etcd.yaml)", () => {
+    const e = controlPlaneAddressEdits("cp-2", files({ "/etc/kubernetes/manifests/etcd.yaml": undefined }), FROM, TO);
+    assert.ok(!("etcd" in e));
+    assert.ok(e.apiserver);
+  });
+
+  it("refuses a node that is not a kubeadm control-plane node, or whose --node-ip names neither address", () => {
+    assert.throws(() => controlPlaneAddressEdits("cp-2", files({ "/etc/kubernetes/manifests/kube-apiserver.yaml": undefined }), FROM, TO),
+      (err: Error) => err instanceof UserError && /node cp-2: \/etc\/kubernetes\/manifests\/kube-apiserver\.yaml does not exist; .* Check the node's role/.test(err.message));
+    assert.throws(() => controlPlaneAddressEdits("cp-2", files({ "/var/lib/kubelet/kubeadm-flags.env": FLAGS.replace(FROM, "10.9.9.9") }), FROM, TO),
+      /--node-ip is 10\.9\.9\.9, which names neither 192\.37\.70\.3 nor 192\.37\.80\.3/);
+  });
+});
