@@ -5,7 +5,7 @@
 # (images.sh) and imported into each node's containerd; nothing is pulled.
 # Usage: cluster.sh up | down        Prints the admin kubeconfig's path when up.
 # Environment: POD_SUBNET (default 10.244.0.0/16), SERVICE_SUBNET (default 10.96.0.0/12), CIDR_MIGRATION_NODE_LAB_NODES
-# (default "cp-1 worker-1 worker-2": cp-1 first, then the workers), CIDR_MIGRATION_NODE_LAB_IMAGES (see images.sh),
+# (default "cp-1 worker-1 worker-2": cp-1 first; further cp-N nodes join as control-plane nodes, with stacked etcd), CIDR_MIGRATION_NODE_LAB_IMAGES (see images.sh),
 # and lab.sh's CIDR_MIGRATION_NODE_LAB and CIDR_MIGRATION_NODE_LAB_NET for a lab beside another.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -95,7 +95,22 @@ YAML
   join=$(in_node cp-1 kubeadm token create --print-join-command 2>/dev/null)
   token=$(echo "$join" | grep -o -- '--token [^ ]*' | cut -d' ' -f2)
   hash=$(echo "$join" | grep -o 'sha256:[0-9a-f]*')
+  local control_plane pki
   for node in "${nodes[@]:1}"; do
+    # a further control-plane node (cp-N): the cluster's CAs and service-account key first, as kubeadm's docs copy
+    # them by hand, then `kubeadm join --control-plane` adds its etcd member and its static-pod control plane
+    control_plane=''
+    if [[ "$node" == cp-* ]]; then
+      pki="$lab/nodes/$node/fs/etc/kubernetes/pki"
+      mkdir -p "$pki/etcd"
+      for file in ca.crt ca.key sa.key sa.pub front-proxy-ca.crt front-proxy-ca.key etcd/ca.crt etcd/ca.key; do
+        cp -p "$lab/nodes/cp-1/fs/etc/kubernetes/pki/$file" "$pki/$file"
+      done
+      control_plane="controlPlane:
+  localAPIEndpoint:
+    advertiseAddress: $(node_ip "$node")
+    bindPort: 6443"
+    fi
     cat > "$lab/nodes/$node/fs/etc/kubernetes/kubeadm-join.yaml" <<YAML
 apiVersion: kubeadm.k8s.io/v1beta4
 kind: JoinConfiguration
@@ -111,12 +126,13 @@ nodeRegistration:
   kubeletExtraArgs:
     - name: node-ip
       value: $(node_ip "$node")
+$control_plane
 YAML
     chmod 600 "$lab/nodes/$node/fs/etc/kubernetes/kubeadm-join.yaml"
     in_node "$node" kubeadm join --config /etc/kubernetes/kubeadm-join.yaml --ignore-preflight-errors=all > "$lab/kubeadm-join-$node.log" 2>&1 \
       || die "kubeadm join on $node failed; see $lab/kubeadm-join-$node.log"
   done
-  echo "node cluster: workers joined ($((SECONDS - started)) s)"
+  echo "node cluster: ${nodes[*]:1} joined ($((SECONDS - started)) s)"
 
   local kubectl=("$lab/bin/kubectl" --kubeconfig "$lab/nodes/cp-1/fs/etc/kubernetes/admin.conf")
   node "$here/flannelManifest.js" "$flannel_manifest" "$lab/kube-flannel.yml" \

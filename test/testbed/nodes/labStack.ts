@@ -78,7 +78,8 @@ function labNodes(site: LabSite): LabNode[] {
   if (!fs.existsSync(file)) return [];
   return fs.readFileSync(file, "utf8").split("\n").filter(Boolean).map((line) => {
     const [name, ip] = line.trim().split(/\s+/);
-    return { name, ip, role: name === CONTROL_PLANE_NODE ? "control-plane" : "worker" };
+    // cp-1 runs kubeadm init; further cp-N nodes join as control-plane nodes (cluster.sh)
+    return { name, ip, role: name.startsWith("cp-") ? "control-plane" : "worker" };
   });
 }
 

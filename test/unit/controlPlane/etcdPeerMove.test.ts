@@ -1,7 +1,7 @@
 import { strict as assert } from "assert";
 import { Etcd3 } from "etcd3";
 import { UserError } from "../../../lib/config/errors";
-import { moveEtcdPeer, movedUrl } from "../../../lib/controlPlane/etcdPeerMove";
+import { checkPeerMove, moveEtcdPeer, movedUrl } from "../../../lib/controlPlane/etcdPeerMove";
 
 /** A client whose member list is `members` and which records updates: the refusals need no cluster. */
 function clientWith(members: Array<{ name: string; peerURLs: string[]; clientURLs?: string[] }>) {
@@ -30,5 +30,17 @@ describe("lib/controlPlane etcdPeerMove (issue 16)", () => {
     ]);
     await assert.rejects(moveEtcdPeer(unstarted.client, { member: "cp-2", from: "10.0.0.2", to: "10.0.1.2" }), /https:\/\/10\.0\.0\.3:2380 have not started/);
     assert.deepEqual([...two.updates, ...unstarted.updates], []);
+  });
+
+  it("checks without changing anything: the member there, on its old peer URL or (a re-run) its new one", async () => {
+    const three = clientWith([{ name: "cp-1", peerURLs: ["https://10.0.0.1:2380"] }, { name: "cp-2", peerURLs: ["https://10.0.0.2:2380"] }, { name: "cp-3", peerURLs: ["https://10.0.1.3:2380"] }]);
+    assert.equal((await checkPeerMove(three.client, { member: "cp-2", from: "10.0.0.2", to: "10.0.1.2" })).name, "cp-2");
+    assert.equal((await checkPeerMove(three.client, { member: "cp-3", from: "10.0.0.3", to: "10.0.1.3" })).name, "cp-3", "moved already");
+    await assert.rejects(checkPeerMove(three.client, { member: "cp-4", from: "10.0.0.4", to: "10.0.1.4" }), /etcd has no member named cp-4 \(members: cp-1, cp-2, cp-3\)/);
+    await assert.rejects(checkPeerMove(three.client, { member: "cp-1", from: "10.0.0.9", to: "10.0.1.9" }), /etcd member cp-1 has peer URLs https:\/\/10\.0\.0\.1:2380, none on 10\.0\.0\.9/);
+    assert.deepEqual(three.updates, []);
+    assert.equal((await moveEtcdPeer(three.client, { member: "cp-3", from: "10.0.0.3", to: "10.0.1.3" })).action, "already");
+    assert.equal((await moveEtcdPeer(three.client, { member: "cp-2", from: "10.0.0.2", to: "10.0.1.2" })).action, "updated");
+    assert.deepEqual(three.updates, [{ ID: "2", peerURLs: ["https://10.0.1.2:2380"] }]);
   });
 });
