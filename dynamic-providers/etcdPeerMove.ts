@@ -33,7 +33,8 @@ export interface EtcdPeerMoveArgs {
   step?: pulumi.Input<"check" | "move">;
 }
 
-interface PeerMoveInputs extends EtcdTlsMaterial {
+/** What identifies the move, recorded in the outputs as given. */
+interface PeerMoveRecord {
   step: "check" | "move";
   endpoints: string[];
   member: string;
@@ -42,13 +43,9 @@ interface PeerMoveInputs extends EtcdTlsMaterial {
   runId: string;
 }
 
-export interface EtcdPeerMoveOutputs {
-  step: "check" | "move";
-  endpoints: string[];
-  member: string;
-  from: string;
-  to: string;
-  runId: string;
+type PeerMoveInputs = PeerMoveRecord & EtcdTlsMaterial;
+
+export interface EtcdPeerMoveOutputs extends PeerMoveRecord {
   memberId: string;
   action: "updated" | "already" | "checked";
   /** The member that took the lead from this one, when it led. */
@@ -103,7 +100,7 @@ async function movePeer(inputs: PeerMoveInputs): Promise<EtcdPeerMoveOutputs> {
   }
 }
 
-const recorded = (inputs: PeerMoveInputs) => ({ step: inputs.step, endpoints: inputs.endpoints, member: inputs.member, from: inputs.from, to: inputs.to, runId: inputs.runId });
+const recorded = (inputs: PeerMoveInputs): PeerMoveRecord => ({ step: inputs.step, endpoints: inputs.endpoints, member: inputs.member, from: inputs.from, to: inputs.to, runId: inputs.runId });
 
 const asInputs = (news: Wire<PeerMoveInputs>): PeerMoveInputs => ({
   step: (news.step as "check" | "move" | undefined) ?? "move",
