@@ -8,23 +8,25 @@
  *   address-add        SSH  the new address beside the old one (lib/remote/scripts/nodeAddressChange, phase add)
  *   certs-both         SSH  apiserver, etcd server and peer certificates re-issued by kubeadm with the new address
  *                           AND the old one as SANs: clients and peers still dial the old address for a while
- *   etcd-peer          quorum checked again, leadership handed on, the member's peer URL updated in place (from
- *                      here until etcd restarts on the new address two steps on, the other members wait for it there)
  *   read-files         SSH  the manifests, kubeconfigs and kubelet flags as the node holds them
+ *   kubelet            SSH  kubelet.conf and kubeadm-flags.env (--node-ip) written checked, the kubelet restarted
+ *   node-address       API  the Node reports the new InternalIP. Before any static pod restarts: a host-network pod
+ *                           takes the Node's address when it starts and keeps it for its life
+ *   etcd-peer          quorum checked again, leadership handed on, the member's peer URL updated in place (from
+ *                      here until etcd restarts on the new address, the other members wait for it there)
  *   etcd               SSH  etcd.yaml at the new address; the kubelet restarts etcd; wait healthy on the new flags,
  *                           else the old manifest back (lib/remote/scripts/guardedManifestEdit)
- *   apiserver          SSH  kube-apiserver.yaml (--advertise-address and its annotation), the same way
- *   kubeconfigs        SSH  controller-manager.conf, scheduler.conf, kubelet.conf, admin.conf (`server:`) and
- *                           kubeadm-flags.env (--node-ip) written checked; the controller-manager, the scheduler and
- *                           the kubelet restarted to read them (lib/remote/scripts/writeFilesThenRestart)
- *   node-follow        API  the Node reports the new InternalIP; its host-network pods leave the old address
+ *   apiserver          SSH  kube-apiserver.yaml (--advertise-address, its annotation, probes), the same way
+ *   components         SSH  controller-manager.conf, scheduler.conf, admin.conf (`server:`) written checked; the
+ *                           controller-manager and the scheduler restarted as new pods (lib/remote/scripts/writeFilesThenRestart)
+ *   node-follow        API  the host-network DaemonSet pods off the old address; no static pod left there
  *   certs-new          SSH  the certificates re-issued without the old address
  *   address-remove-old SSH  the old address removed, over a session to the new one when SSH used the old
  * Every step is idempotent: a re-run after a failure at any point starts again from what the node holds.
  */
 import * as pulumi from "@pulumi/pulumi";
 import { EtcdPeerMove } from "../dynamic-providers/etcdPeerMove";
-import { NodeAddressFollow } from "../dynamic-providers/nodeApiSteps";
+import { NodeAddressFollow, NodeAddressReported } from "../dynamic-providers/nodeApiSteps";
 import { RemoteScript } from "../dynamic-providers/remoteScript";
 import { HostAddressSettings, NodeAddressChange } from "../lib/config/migrationConfig";
 import { APISERVER_MANIFEST, CONTROL_PLANE_NODE_FILES, ControlPlaneAddressEdits, controlPlaneAddressEdits, ETCD_MANIFEST } from "../lib/controlPlane/controlPlaneAddressEdits";
@@ -71,11 +73,13 @@ export interface ControlPlaneAddressSteps {
   etcdQuorum: EtcdPeerMove;
   addressAdd: RemoteScript;
   certsBoth: RemoteScript;
-  etcdPeer: EtcdPeerMove;
   readFiles: RemoteScript;
+  kubelet: RemoteScript;
+  nodeAddress: NodeAddressReported;
+  etcdPeer: EtcdPeerMove;
   etcd: RemoteScript;
   apiserver: RemoteScript;
-  kubeconfigs: RemoteScript;
+  components: RemoteScript;
   nodeFollow: NodeAddressFollow;
   certsNew: RemoteScript;
   addressRemoveOld: RemoteScript;
@@ -130,19 +134,25 @@ export class ControlPlaneAddress extends pulumi.ComponentResource {
       const etcdQuorum = new EtcdPeerMove(`${name}-${node.name}-etcd-quorum`, { ...member, step: "check" }, { parent: this, dependsOn: after });
       const addressAdd = step("address-add", guard(() => nodeAddressChange({ ...addressInput, phase: "add" })), [etcdQuorum]);
       const certsBoth = step("certs-both", certs(true), [addressAdd]);
-      const etcdPeer = new EtcdPeerMove(`${name}-${node.name}-etcd-peer`, { ...member, step: "move" }, { parent: this, dependsOn: [certsBoth] });
-      const read = step("read-files", readFiles({ paths: CONTROL_PLANE_NODE_FILES, root: args.root }), [etcdPeer]);
+      const read = step("read-files", readFiles({ paths: CONTROL_PLANE_NODE_FILES, root: args.root }), [certsBoth]);
       const edits = fromReadStep(read.stdout, (stdout) => guard(() =>
         controlPlaneAddressEdits(node.name, readNodeFiles(stdout, CONTROL_PLANE_NODE_FILES, { node: node.name, step: "read-files" }), change.from, change.to)));
       const edited = <T>(make: (e: ControlPlaneAddressEdits) => T) => edits.apply((e) => guard(() => make(e)));
+      const follow = { kubeconfig: args.kubeconfig, node: node.name, runId: args.runId, internalIP: change.to, oldInternalIP: change.from };
 
+      // the kubelet first: the static pods restarted below take the address the Node reports when they start
+      const kubelet = step("kubelet", edited((e) => e.kubelet.length > 0
+        ? writeFilesThenRestart({ files: e.kubelet, restart: ["kubelet"], backupDir, healthTimeoutSeconds: timeoutSeconds, root: args.root })
+        : nothingToDo("kubelet", `neither kubelet.conf nor --node-ip names ${change.from} (moved already)`)), [read]);
+      const nodeAddress = new NodeAddressReported(`${name}-${node.name}-node-address`, follow, { parent: this, dependsOn: [kubelet] });
+      const etcdPeer = new EtcdPeerMove(`${name}-${node.name}-etcd-peer`, { ...member, step: "move" }, { parent: this, dependsOn: [nodeAddress] });
       const etcd = step("etcd", edited((e) => e.etcd
         ? guardedManifestEdit({
           path: ETCD_MANIFEST, currentContent: e.etcd.current, newContent: e.etcd.next, backupDir,
           wait: { component: "etcd", url: ETCD_READY_URL, expectFlags: [`--advertise-client-urls=https://${urlHost(change.to)}:2379`], timeoutSeconds },
           root: args.root,
         })
-        : nothingToDo("etcd", `${ETCD_MANIFEST} names ${change.from} nowhere (moved already, or etcd is external)`)), [read]);
+        : nothingToDo("etcd", `${ETCD_MANIFEST} names ${change.from} nowhere (moved already, or etcd is external)`)), [etcdPeer]);
       const apiserver = step("apiserver", edited((e) => e.apiserver
         ? guardedManifestEdit({
           path: APISERVER_MANIFEST, currentContent: e.apiserver.current, newContent: e.apiserver.next, backupDir,
@@ -150,20 +160,14 @@ export class ControlPlaneAddress extends pulumi.ComponentResource {
           root: args.root,
         })
         : nothingToDo("apiserver", `${APISERVER_MANIFEST} names ${change.from} nowhere (moved already)`)), [etcd]);
-      const kubeconfigs = step("kubeconfigs", edited((e) => e.files.length + e.restart.length > 0
-        ? writeFilesThenRestart({ files: e.files, restart: e.restart, backupDir, healthTimeoutSeconds: timeoutSeconds, root: args.root })
-        : nothingToDo("kubeconfigs", `no kubeconfig and no kubelet flag names ${change.from} (moved already)`)), [apiserver]);
-      const nodeFollow = new NodeAddressFollow(`${name}-${node.name}-node-follow`, {
-        kubeconfig: args.kubeconfig,
-        node: node.name,
-        runId: args.runId,
-        internalIP: change.to,
-        oldInternalIP: change.from,
-      }, { parent: this, dependsOn: [kubeconfigs] });
+      // restarted even when no kubeconfig of theirs names the node: as new pods they take the new address
+      const components = step("components", edited((e) =>
+        writeFilesThenRestart({ files: e.components, restart: ["kube-controller-manager", "kube-scheduler"], backupDir, healthTimeoutSeconds: timeoutSeconds, root: args.root })), [apiserver]);
+      const nodeFollow = new NodeAddressFollow(`${name}-${node.name}-node-follow`, follow, { parent: this, dependsOn: [components] });
       const certsNew = step("certs-new", certs(false), [nodeFollow]);
       // over a session to the new address when SSH came in at the old one
       const addressRemoveOld = step("address-remove-old", guard(() => nodeAddressChange({ ...addressInput, phase: "remove-old" })), [certsNew], node.host === change.from ? change.to : node.host);
-      this.steps[node.name] = { etcdQuorum, addressAdd, certsBoth, etcdPeer, readFiles: read, etcd, apiserver, kubeconfigs, nodeFollow, certsNew, addressRemoveOld };
+      this.steps[node.name] = { etcdQuorum, addressAdd, certsBoth, readFiles: read, kubelet, nodeAddress, etcdPeer, etcd, apiserver, components, nodeFollow, certsNew, addressRemoveOld };
       last = [addressRemoveOld];
       return { steps: this.steps[node.name], last: addressRemoveOld };
     });

@@ -7,12 +7,12 @@ import { releaseCalicoIpam } from "../lib/nodeMove/apiSteps/calicoIpamRelease";
 import { deleteNode } from "../lib/nodeMove/apiSteps/deregister";
 import { drain } from "../lib/nodeMove/apiSteps/drain";
 import { rejoin } from "../lib/nodeMove/apiSteps/rejoin";
-import { addressFollow } from "../lib/nodeMove/apiSteps/addressFollow";
+import { addressFollow, addressReported } from "../lib/nodeMove/apiSteps/addressFollow";
 import { Clients, NODE_API_STEPS, NodeApiStepName, StepInputs, StepRun } from "../lib/nodeMove/apiSteps/stepRun";
 import { containsUnknown, kubeConfigFrom, TypedProvider, Wire, withSecretOutputs } from "./wire";
 
 /**
- * The API side of a node move (issue 7), as five resources that share one dynamic provider:
+ * The API side of a node move (issue 7), as six resources that share one dynamic provider:
  *
  *   NodeDrain          back up the Node's labels/taints/annotations/unschedulable to a kube-system ConfigMap,
  *                      cordon, evict its pods through the Eviction API (PDBs respected, DaemonSet and mirror pods
@@ -25,8 +25,8 @@ import { containsUnknown, kubeConfigFrom, TypedProvider, Wire, withSecretOutputs
  *                      they survive the re-registration on the old network), wait Ready, uncordon (back to the
  *                      backed-up unschedulable), wait for the node's DaemonSet pods to be Ready in the new subnet,
  *                      verify podCIDR and metadata.
- *   NodeAddressFollow  a control-plane node whose address moved (its Node kept): the new InternalIP reported, its
- *                      host-network DaemonSet and static pods off the old address (lib/nodeMove/apiSteps/addressFollow).
+ *   NodeAddressReported, NodeAddressFollow   a control-plane node whose address moves (its Node kept): the new
+ *                      InternalIP reported, then its host-network pods off the old address (lib/nodeMove/apiSteps/addressFollow).
  *
  * Each step is one file in lib/nodeMove/apiSteps/, run by its StepRun; this file checks, diffs and dispatches.
  * Remote steps (CNI cleanup, kubelet stop/start, clusterDNS) run between them as RemoteScripts
@@ -80,7 +80,7 @@ function checkInputs(news: StepWire): pulumi.dynamic.CheckResult<StepWire> {
     if (known(key) && (!Number.isFinite(news[key]) || (news[key] as number) <= 0)) fail(key, `${key} ${JSON.stringify(news[key])} must be a positive number of seconds`);
   }
   for (const key of ["internalIP", "oldInternalIP"] as const) {
-    if (step === "address-follow" && news[key] === undefined) fail(key, `${key} is required: the node's ${key === "internalIP" ? "new" : "old"} address`);
+    if ((step === "address-follow" || step === "address-reported") && news[key] === undefined) fail(key, `${key} is required: the node's ${key === "internalIP" ? "new" : "old"} address`);
     if (known(key) && (typeof news[key] !== "string" || !isIpAddress(news[key] as string) || normalizeIp(news[key] as string) !== news[key])) {
       fail(key, `${key} ${JSON.stringify(news[key])} must be the node's ${key === "internalIP" ? "new" : "old"} address in normal form, e.g. 192.168.20.21`);
     }
@@ -122,6 +122,7 @@ const STEPS: Record<NodeApiStepName, (run: StepRun) => Promise<Record<string, un
   "release-calico-ipam": releaseCalicoIpam,
   "delete-node": deleteNode,
   rejoin,
+  "address-reported": addressReported,
   "address-follow": addressFollow,
 };
 
@@ -275,17 +276,25 @@ export interface NodeAddressFollowArgs extends CommonArgs {
   rejoinTimeoutSeconds?: pulumi.Input<number>;
 }
 
-/** A control-plane node's Node (kept, not re-registered) at its new address, with its host-network pods. */
+const addressStepProps = (step: "address-reported" | "address-follow", args: NodeAddressFollowArgs, outputs: string[]) =>
+  stepProps(step, args, { internalIP: args.internalIP, oldInternalIP: args.oldInternalIP, rejoinTimeoutSeconds: args.rejoinTimeoutSeconds }, outputs);
+
+/** A control-plane node's Node (kept, not re-registered) reports its new address, once its kubelet restarted. */
+export class NodeAddressReported extends pulumi.dynamic.Resource {
+  declare readonly elapsedSeconds: pulumi.Output<number>;
+
+  constructor(name: string, args: NodeAddressFollowArgs, opts?: pulumi.CustomResourceOptions) {
+    super(nodeApiStepsProvider, name, addressStepProps("address-reported", args, []), withSecrets(opts), "cidr-migration", "NodeAddressReported");
+  }
+}
+
+/** A control-plane node's host-network pods off its old address, once its static pods restarted. */
 export class NodeAddressFollow extends pulumi.dynamic.Resource {
   declare readonly replacedPods: pulumi.Output<string[]>;
   declare readonly leftAtOldAddress: pulumi.Output<string[]>;
   declare readonly elapsedSeconds: pulumi.Output<number>;
 
   constructor(name: string, args: NodeAddressFollowArgs, opts?: pulumi.CustomResourceOptions) {
-    super(nodeApiStepsProvider, name, stepProps("address-follow", args, {
-      internalIP: args.internalIP,
-      oldInternalIP: args.oldInternalIP,
-      rejoinTimeoutSeconds: args.rejoinTimeoutSeconds,
-    }, ["replacedPods", "leftAtOldAddress"]), withSecrets(opts), "cidr-migration", "NodeAddressFollow");
+    super(nodeApiStepsProvider, name, addressStepProps("address-follow", args, ["replacedPods", "leftAtOldAddress"]), withSecrets(opts), "cidr-migration", "NodeAddressFollow");
   }
 }

@@ -8,26 +8,25 @@ import { moveNodeAddressInYaml } from "./nodeAddressFileEdit";
  * of its old address in them moves (lib/controlPlane/nodeAddressFileEdit); the kubelet's --node-ip moves in
  * kubeadm-flags.env (lib/nodeMove/kubeletNodeIp).
  *
- * The kubelet restarts etcd and the apiserver itself when their manifests change. A kubeconfig is read once at
- * start: the controller-manager, the scheduler and the kubelet must be restarted to dial the new `server:`;
- * admin.conf and super-admin.conf are the operator's and need nothing. Files that already name the new address
- * (a re-run) give no edit.
+ * Two groups, written at two points of the node's change:
+ * - `kubelet`: kubelet.conf and kubeadm-flags.env, then the kubelet restarted. First, so that the Node reports the
+ *   new address before any static pod restarts: a host-network pod takes the Node's address when it starts and
+ *   keeps it (the kubelet never changes a pod's IP once set).
+ * - `components`: admin.conf, super-admin.conf, controller-manager.conf and scheduler.conf. The controller-manager
+ *   and the scheduler then restart (by their manifests, moved out and back), to read theirs and to start as new pods
+ *   at the new address; they restart even when no kubeconfig of theirs names the node, for the latter.
+ * The kubelet restarts etcd and the apiserver itself when their manifests change. Files that already name the new
+ * address (a re-run) give no edit.
  */
 
 export const MANIFESTS_DIR = "/etc/kubernetes/manifests";
 export const ETCD_MANIFEST = `${MANIFESTS_DIR}/etcd.yaml`;
 export const APISERVER_MANIFEST = `${MANIFESTS_DIR}/kube-apiserver.yaml`;
-const KUBECONFIG_RESTARTS = {
-  "/etc/kubernetes/admin.conf": undefined,
-  "/etc/kubernetes/super-admin.conf": undefined,
-  "/etc/kubernetes/controller-manager.conf": "kube-controller-manager",
-  "/etc/kubernetes/scheduler.conf": "kube-scheduler",
-  "/etc/kubernetes/kubelet.conf": "kubelet",
-} as const;
-export type RestartedByUs = "kube-controller-manager" | "kube-scheduler" | "kubelet";
+const KUBELET_KUBECONFIG = "/etc/kubernetes/kubelet.conf";
+const COMPONENT_KUBECONFIGS = ["/etc/kubernetes/admin.conf", "/etc/kubernetes/super-admin.conf", "/etc/kubernetes/controller-manager.conf", "/etc/kubernetes/scheduler.conf"];
 
 /** Every file the edit reads, in the order the read step lists them. */
-export const CONTROL_PLANE_NODE_FILES: readonly string[] = [ETCD_MANIFEST, APISERVER_MANIFEST, ...Object.keys(KUBECONFIG_RESTARTS), KUBEADM_FLAGS_ENV];
+export const CONTROL_PLANE_NODE_FILES: readonly string[] = [ETCD_MANIFEST, APISERVER_MANIFEST, ...COMPONENT_KUBECONFIGS, KUBELET_KUBECONFIG, KUBEADM_FLAGS_ENV];
 
 export interface FileEdit {
   path: string;
@@ -41,10 +40,10 @@ export interface ControlPlaneAddressEdits {
   /** etcd.yaml; absent with external etcd, or once it names the new address. */
   etcd?: FileEdit;
   apiserver?: FileEdit;
-  /** The kubeconfigs and kubeadm-flags.env that name the old address. */
-  files: FileEdit[];
-  /** The components to restart once `files` are written, so they read them. */
-  restart: RestartedByUs[];
+  /** kubelet.conf and kubeadm-flags.env where they name the old address; the kubelet restarts after them. */
+  kubelet: FileEdit[];
+  /** The other kubeconfigs that name the old address; the controller-manager and the scheduler restart after them. */
+  components: FileEdit[];
 }
 
 function yamlEdit(path: string, current: string, from: string, to: string): FileEdit | undefined {
@@ -62,26 +61,20 @@ export function controlPlaneAddressEdits(node: string, files: ReadonlyMap<string
   for (const required of [APISERVER_MANIFEST, KUBEADM_FLAGS_ENV]) {
     if (text(required) === undefined) throw new UserError(`node ${node}: ${required} does not exist; nodeAddresses lists it as a control-plane node of a kubeadm cluster, which has one. Check the node's role`);
   }
-  const etcdText = text(ETCD_MANIFEST);
-  const files_: FileEdit[] = [];
-  const restart = new Set<RestartedByUs>();
-  for (const [path, restarts] of Object.entries(KUBECONFIG_RESTARTS)) {
+  const kubeconfigEdit = (path: string) => {
     const current = text(path);
-    const edit = current === undefined ? undefined : yamlEdit(path, current, from, to);
-    if (!edit) continue;
-    files_.push(edit);
-    if (restarts) restart.add(restarts);
-  }
+    return current === undefined ? undefined : yamlEdit(path, current, from, to);
+  };
   const flags = moveKubeletNodeIp(text(KUBEADM_FLAGS_ENV)!, from, to);
-  if (flags.changed) {
-    files_.push({ path: KUBEADM_FLAGS_ENV, current: text(KUBEADM_FLAGS_ENV)!, next: flags.text, changed: [`--node-ip=${to}`] });
-    restart.add("kubelet");
-  }
+  const kubelet = [
+    kubeconfigEdit(KUBELET_KUBECONFIG),
+    flags.changed ? { path: KUBEADM_FLAGS_ENV, current: text(KUBEADM_FLAGS_ENV)!, next: flags.text, changed: [`--node-ip=${to}`] } : undefined,
+  ].filter((e): e is FileEdit => e !== undefined);
+  const etcdText = text(ETCD_MANIFEST);
   return {
     ...(etcdText !== undefined ? { etcd: yamlEdit(ETCD_MANIFEST, etcdText, from, to) } : {}),
     apiserver: yamlEdit(APISERVER_MANIFEST, text(APISERVER_MANIFEST)!, from, to),
-    files: files_,
-    // the kubelet last: its restart must not race the other two restarts it supervises
-    restart: (["kube-controller-manager", "kube-scheduler", "kubelet"] as const).filter((c) => restart.has(c)),
+    kubelet,
+    components: COMPONENT_KUBECONFIGS.map(kubeconfigEdit).filter((e): e is FileEdit => e !== undefined),
   };
 }

@@ -1,19 +1,21 @@
 /**
  * writeFilesThenRestart: a control-plane node's kubeconfigs and kubelet flags after its address moved (issue 16),
  * and the restarts that make their readers see them: each file written with writeFileChecked (refused if it changed
- * since it was read, backed up once), then the controller-manager and the scheduler restarted (a kubeconfig is read
- * only at start) and the kubelet last.
+ * since it was read, backed up once), then the static pods asked for restarted, and the kubelet last.
  *
- * Input: `{ files: [{ path, current, next }], restart, backupDir, healthTimeoutSeconds?, root? }`.
- * - A static-pod component restarts the way its kubelet restarts any container that exits: SIGTERM to its processes,
- *   then the wait for a process of it that was not there before and that answers its health URL "ok". Only on the
- *   real root: a test's stand-in /proc names no real process, so there the script only waits for health.
+ * Input: `{ files: [{ path, current, next }], restart, backupDir, healthTimeoutSeconds?, manifestsDir?, root? }`.
+ * - A static pod (the controller-manager, the scheduler) restarts the way kubeadm's docs restart one: its manifest
+ *   moved out of the kubelet's directory (to `<backupDir>/restart-held`) until its process is gone, then back; then
+ *   the wait for a process of it that was not there before and that answers its health URL "ok". It comes back as a
+ *   new pod, which takes the Node's current address (a running pod keeps the one it started with). In a test's
+ *   sandbox root no real process is named, so there the script only moves the manifest and waits for health.
  * - The kubelet restarts through systemctl.
- * Re-run: the writes find the new content and change nothing; the restarts run again, which is harmless.
+ * Re-run: the writes find the new content and change nothing; a manifest a cut-short run held is put back; the
+ * restarts run again, which is harmless.
  */
 import { SandboxRoot, buildScript, hostPath, sh } from "../remoteScript";
 import { embedScript } from "./embedScript";
-import { positiveInteger } from "./inputs";
+import { nodePath, notInside, positiveInteger } from "./inputs";
 import { pidsOf } from "./shellFunctions";
 import { writeFileChecked } from "./writeManifest";
 
@@ -24,6 +26,8 @@ export interface WriteFilesThenRestartInput extends SandboxRoot {
   restart: readonly Restartable[];
   backupDir: string;
   healthTimeoutSeconds?: number;
+  /** The kubelet's static-pod directory (default /etc/kubernetes/manifests). */
+  manifestsDir?: string;
 }
 
 /** The health endpoints kubeadm's manifests probe, on the node itself. */
@@ -35,14 +39,12 @@ export const STATIC_POD_HEALTH_URLS = {
 export function writeFilesThenRestart(input: WriteFilesThenRestartInput): string {
   if (input.files.length === 0 && input.restart.length === 0) throw new Error("nothing to write and nothing to restart; leave the step out");
   const timeout = positiveInteger(input.healthTimeoutSeconds ?? 300, "healthTimeoutSeconds");
+  const backupDir = nodePath(input.backupDir, "backupDir");
+  const manifestsDir = nodePath(input.manifestsDir ?? "/etc/kubernetes/manifests", "manifestsDir");
+  notInside(backupDir, "backupDir", manifestsDir, "manifestsDir");
   const writes = input.files.map((f) => embedScript("WRITE_SCRIPT", writeFileChecked({ path: f.path, currentContent: f.current, newContent: f.next, backupDir: input.backupDir, root: input.root })));
   const staticPods = input.restart.filter((c): c is keyof typeof STATIC_POD_HEALTH_URLS => c !== "kubelet");
   return buildScript({ name: "write-files-then-restart", root: input.root }, [
-    pidsOf,
-    sh`
-      readonly PROC=${hostPath("/proc")}
-      readonly TIMEOUT=${timeout}
-    `,
     // each write in a subshell of its own: every embedded script is the same readonly variable there
     ...writes.map((w, i) => sh`
       (
@@ -50,17 +52,37 @@ export function writeFilesThenRestart(input: WriteFilesThenRestartInput): string
         bash -c "$WRITE_SCRIPT" write-file
       ) || die ${`${input.files[i].path} was not changed (see above); re-read the node's files and run again`}
     `),
-    ...(staticPods.length > 0 ? [sh`
-      # restart_static_pod NAME URL: SIGTERM its processes, wait for a new one that answers URL "ok"
+    ...(staticPods.length > 0 ? [pidsOf, sh`
+      readonly PROC=${hostPath("/proc")}
+      readonly MANIFESTS=${hostPath(manifestsDir)}
+      readonly HELD=${hostPath(`${backupDir}/restart-held`)}
+      readonly TIMEOUT=${timeout}
+
+      # restart_static_pod NAME URL: its manifest moved out of the kubelet's directory until the pod is gone, then
+      # back: the kubelet starts it as a new pod (a new address; the same process would keep the old one) that
+      # reads its kubeconfig again; wait until a new process answers URL "ok". A manifest left out by a run cut
+      # short is put back first.
       restart_static_pod() {
         local component=$1 url=$2 before fresh health pid deadline
-        before=" $(pids_of "$component" | tr '\n' ' ')"
-        if [ "$PROC" = /proc ] && [ "$before" != " " ]; then
-          # shellcheck disable=SC2086 # the pids are words
-          kill -TERM $before 2> /dev/null || true
-          note "$component: sent SIGTERM to$before; its kubelet starts it again"
+        local manifest="$MANIFESTS/$component.yaml" held="$HELD/$component.yaml"
+        if [ ! -f "$manifest" ] && [ -f "$held" ]; then
+          mv -f -- "$held" "$manifest"
+          note "$component: put back $manifest, which an earlier run held"
         fi
+        if [ ! -f "$manifest" ]; then
+          note "$component: no $manifest here (not a static pod of this node); nothing to restart"
+          return 0
+        fi
+        before=" $(pids_of "$component" | tr '\n' ' ')"
+        mkdir -p -- "$HELD"
+        mv -f -- "$manifest" "$held"
         deadline=$((SECONDS + TIMEOUT))
+        while [ "$PROC" = /proc ] && [ -n "$(pids_of "$component")" ]; do
+          [ "$SECONDS" -lt "$deadline" ] || { mv -f -- "$held" "$manifest"; die "$component still runs \${TIMEOUT}s after its manifest was moved out; its manifest is back, check the kubelet (journalctl -u kubelet)"; }
+          sleep 1
+        done
+        mv -f -- "$held" "$manifest"
+        note "$component: stopped, manifest back in $MANIFESTS"
         while :; do
           fresh=''
           for pid in $(pids_of "$component"); do

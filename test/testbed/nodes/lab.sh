@@ -88,6 +88,8 @@ node_up() {
   [ -f "$dir/pid" ] && kill -0 "$(cat "$dir/pid")" 2>/dev/null && { echo "node lab: $node already runs (pid $(cat "$dir/pid"))"; return 0; }
   mkdir -p "$dir"
   ip netns add "$ns"
+  # a network namespace is torn down asynchronously: right after a down, its veth may still be here
+  ip link del "${prefix}v$index" 2>/dev/null || true
   ip link add "${prefix}v$index" type veth peer name eth0 netns "$ns"
   ip link set "${prefix}v$index" master "$bridge" up
   ip netns exec "$ns" ip link set lo up

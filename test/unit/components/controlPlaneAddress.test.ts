@@ -20,7 +20,7 @@ const KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nnot-a-real-key\n-----END OPENS
 const KUBECONFIG = "apiVersion: v1\nkind: Config\nclusters: []\nusers: [{name: admin, user: {client-key-data: SECRETKEYDATA}}]\n";
 const ETCD_KEY = "-----BEGIN PRIVATE KEY-----\nETCDCLIENTKEY\n-----END PRIVATE KEY-----\n";
 const CLUSTER_CONFIGURATION = "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\ncontrolPlaneEndpoint: cp.example:6443\nnetworking:\n  serviceSubnet: 10.96.0.0/12\n";
-const STEPS = ["etcd-quorum", "address-add", "certs-both", "etcd-peer", "read-files", "etcd", "apiserver", "kubeconfigs", "node-follow", "certs-new", "address-remove-old"];
+const STEPS = ["etcd-quorum", "address-add", "certs-both", "read-files", "kubelet", "node-address", "etcd-peer", "etcd", "apiserver", "components", "node-follow", "certs-new", "address-remove-old"];
 const kubeconfigAt = (ip: string) => `apiVersion: v1\nkind: Config\nclusters:\n- cluster:\n    server: https://${ip}:6443\n  name: kubernetes\n`;
 
 /** What a control-plane node at `ip` holds, as kubeadm wrote it (the fixture's address replaced by the node's). */
@@ -91,7 +91,7 @@ describe("ControlPlaneAddress (mocked engine): a control-plane node's address ch
   });
 
   it("runs over the node's SSH host, the old address's removal over the new one when SSH came in at the old", () => {
-    for (const name of STEPS.filter((s) => !["etcd-quorum", "etcd-peer", "node-follow", "address-remove-old"].includes(s))) {
+    for (const name of STEPS.filter((s) => !["etcd-quorum", "etcd-peer", "node-address", "node-follow", "address-remove-old"].includes(s))) {
       assert.equal(step(graph, "cp-2", name).inputs.connection.host, OLD["cp-2"], `cp-2 ${name}`);
       assert.equal(step(graph, "cp-3", name).inputs.connection.host, "10.250.0.4", `cp-3 ${name}`);
     }
@@ -109,16 +109,19 @@ describe("ControlPlaneAddress (mocked engine): a control-plane node's address ch
       assert.deepEqual([r.inputs.member, r.inputs.from, r.inputs.to], ["cp-2", OLD["cp-2"], NEW["cp-2"]]);
       for (const key of ["caCert", "cert", "key"]) assert.ok(isWireSecret(r.rawInputs[key]), `${r.name} ${key} is a secret`);
     }
-    assert.ok(isWireSecret(step(graph, "cp-2", "node-follow").rawInputs.kubeconfig));
     for (const r of graph.resources) {
       const text = plaintextOf(r.rawInputs);
       assert.ok(!text.includes("ETCDCLIENTKEY") && !text.includes("SECRETKEYDATA") && !text.includes("not-a-real-key"), `${r.name} holds a secret in plaintext`);
     }
   });
 
-  it("edits what the node read: etcd.yaml and kube-apiserver.yaml with health waits, the kubeconfigs and --node-ip with restarts", () => {
+  it("edits what the node read: the kubelet's files first, etcd.yaml and kube-apiserver.yaml with health waits, then the components' kubeconfigs with their restarts", () => {
     const files = nodeFiles(OLD["cp-2"]);
     const moved = (p: string) => files.get(p)!.split(OLD["cp-2"]).join(NEW["cp-2"]);
+    const kubelet = step(graph, "cp-2", "kubelet").inputs.script as string;
+    for (const p of ["/etc/kubernetes/kubelet.conf", "/var/lib/kubelet/kubeadm-flags.env"]) assert.ok(kubelet.includes(base64Of(moved(p))), `${p} written at the new address`);
+    assert.match(kubelet, /systemctl restart kubelet/);
+    assert.doesNotMatch(kubelet, /restart_static_pod/);
     const etcd = step(graph, "cp-2", "etcd").inputs.script as string;
     assert.ok(etcd.includes(base64Of(moved("/etc/kubernetes/manifests/etcd.yaml"))), "the etcd manifest at the new address");
     assert.match(etcd, /http:\/\/127\.0\.0\.1:2381\/readyz/);
@@ -126,13 +129,13 @@ describe("ControlPlaneAddress (mocked engine): a control-plane node's address ch
     const apiserver = step(graph, "cp-2", "apiserver").inputs.script as string;
     assert.ok(apiserver.includes(base64Of(moved("/etc/kubernetes/manifests/kube-apiserver.yaml"))), "the apiserver manifest at the new address");
     assert.match(apiserver, /--advertise-address=192\.37\.80\.3/);
-    const kubeconfigs = step(graph, "cp-2", "kubeconfigs").inputs.script as string;
-    for (const p of ["/etc/kubernetes/admin.conf", "/etc/kubernetes/controller-manager.conf", "/etc/kubernetes/scheduler.conf", "/etc/kubernetes/kubelet.conf", "/var/lib/kubelet/kubeadm-flags.env"]) {
-      assert.ok(kubeconfigs.includes(base64Of(moved(p))), `${p} written at the new address`);
+    const components = step(graph, "cp-2", "components").inputs.script as string;
+    for (const p of ["/etc/kubernetes/admin.conf", "/etc/kubernetes/controller-manager.conf", "/etc/kubernetes/scheduler.conf"]) {
+      assert.ok(components.includes(base64Of(moved(p))), `${p} written at the new address`);
     }
-    assert.match(kubeconfigs, /restart_static_pod 'kube-controller-manager' 'https:\/\/127\.0\.0\.1:10257\/healthz'\nrestart_static_pod 'kube-scheduler' 'https:\/\/127\.0\.0\.1:10259\/healthz'/);
-    assert.match(kubeconfigs, /systemctl restart kubelet/);
-    for (const name of ["etcd", "apiserver", "kubeconfigs", "address-add", "address-remove-old", "certs-both", "certs-new"]) shellcheck(`cp-2 ${name}`, step(graph, "cp-2", name).inputs.script);
+    assert.match(components, /restart_static_pod 'kube-controller-manager' 'https:\/\/127\.0\.0\.1:10257\/healthz'\nrestart_static_pod 'kube-scheduler' 'https:\/\/127\.0\.0\.1:10259\/healthz'/);
+    assert.doesNotMatch(components, /systemctl/);
+    for (const name of ["kubelet", "etcd", "apiserver", "components", "address-add", "address-remove-old", "certs-both", "certs-new"]) shellcheck(`cp-2 ${name}`, step(graph, "cp-2", name).inputs.script);
   });
 
   it("re-issues the certificates with both addresses, then with the new one only, keeping the extra apiserver SANs", () => {
@@ -147,10 +150,15 @@ describe("ControlPlaneAddress (mocked engine): a control-plane node's address ch
     assert.doesNotMatch(last, /- 192\.37\.70\.3/, "then dropped");
   });
 
-  it("the Node follows: the new InternalIP reported, the host-network pods off the old one", () => {
+  it("the Node follows: the new InternalIP reported before the static pods restart, the host-network pods off the old one after", () => {
+    const reported = step(graph, "cp-2", "node-address");
     const follow = step(graph, "cp-2", "node-follow");
+    assert.equal(reported.type, "pulumi-nodejs:dynamic/cidr-migration:NodeAddressReported");
     assert.equal(follow.type, "pulumi-nodejs:dynamic/cidr-migration:NodeAddressFollow");
-    assert.deepEqual([follow.inputs.step, follow.inputs.node, follow.inputs.internalIP, follow.inputs.oldInternalIP], ["address-follow", "cp-2", NEW["cp-2"], OLD["cp-2"]]);
+    for (const [r, stepName] of [[reported, "address-reported"], [follow, "address-follow"]] as const) {
+      assert.deepEqual([r.inputs.step, r.inputs.node, r.inputs.internalIP, r.inputs.oldInternalIP], [stepName, "cp-2", NEW["cp-2"], OLD["cp-2"]]);
+      assert.ok(isWireSecret(r.rawInputs.kubeconfig));
+    }
   });
 
   it("refuses a change it cannot run, naming the node", async () => {

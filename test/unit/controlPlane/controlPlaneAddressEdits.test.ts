@@ -25,21 +25,22 @@ function files(change: Record<string, string | undefined> = {}): Map<string, str
 }
 
 describe("lib/controlPlane controlPlaneAddressEdits", () => {
-  it("moves every mention of the node's address in its manifests, kubeconfigs and kubelet flags, and restarts what reads them", () => {
+  it("moves every mention of the node's address in its manifests, kubeconfigs and kubelet flags: the kubelet's files apart from the components'", () => {
     const e = controlPlaneAddressEdits("cp-2", files(), FROM, TO);
     assert.equal(e.etcd!.next, e.etcd!.current.split(FROM).join(TO));
     assert.ok(e.etcd!.changed.some((p) => p.includes("command")), e.etcd!.changed.join());
     assert.equal(e.apiserver!.next, e.apiserver!.current.split(FROM).join(TO));
-    assert.deepEqual(e.files.map((f) => f.path), ["/etc/kubernetes/controller-manager.conf", "/etc/kubernetes/scheduler.conf", "/etc/kubernetes/kubelet.conf", "/var/lib/kubelet/kubeadm-flags.env"], "admin.conf names no node address; super-admin.conf is absent");
-    for (const f of e.files) assert.equal(f.next, f.current.split(FROM).join(TO), f.path);
-    assert.deepEqual(e.restart, ["kube-controller-manager", "kube-scheduler", "kubelet"]);
+    assert.deepEqual(e.kubelet.map((f) => f.path), ["/etc/kubernetes/kubelet.conf", "/var/lib/kubelet/kubeadm-flags.env"]);
+    assert.deepEqual(e.components.map((f) => f.path), ["/etc/kubernetes/controller-manager.conf", "/etc/kubernetes/scheduler.conf"], "admin.conf names no node address; super-admin.conf is absent");
+    for (const f of [...e.kubelet, ...e.components]) assert.equal(f.next, f.current.split(FROM).join(TO), f.path);
+    assert.deepEqual(e.kubelet[1].changed, [`--node-ip=${TO}`]);
   });
 
-  it("gives no edit for what already names the new address (a re-run), and restarts only what it writes", () => {
+  it("gives no edit for what already names the new address (a re-run)", () => {
     const moved = new Map([...files()].map(([p, t]) => [p, t?.split(FROM).join(TO)]));
-    assert.deepEqual(controlPlaneAddressEdits("cp-2", moved, FROM, TO), { etcd: undefined, apiserver: undefined, files: [], restart: [] });
-    const onlyKubelet = new Map(moved).set("/var/lib/kubelet/kubeadm-flags.env", FLAGS);
-    assert.deepEqual(controlPlaneAddressEdits("cp-2", onlyKubelet, FROM, TO).restart, ["kubelet"]);
+    assert.deepEqual(controlPlaneAddressEdits("cp-2", moved, FROM, TO), { etcd: undefined, apiserver: undefined, kubelet: [], components: [] });
+    const onlyFlags = new Map(moved).set("/var/lib/kubelet/kubeadm-flags.env", FLAGS);
+    assert.deepEqual(controlPlaneAddressEdits("cp-2", onlyFlags, FROM, TO).kubelet.map((f) => f.path), ["/var/lib/kubelet/kubeadm-flags.env"]);
   });
 
   it("leaves etcd out with external etcd (no etcd.yaml)", () => {

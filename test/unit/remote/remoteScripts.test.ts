@@ -922,19 +922,21 @@ describe("step scripts in a sandbox root", function () {
 
   describe("writeFilesThenRestart (a control-plane node's kubeconfigs after its address moved)", () => {
     const KCM_CONF = "/etc/kubernetes/controller-manager.conf";
+    const KCM_MANIFEST = "/etc/kubernetes/manifests/kube-controller-manager.yaml";
     const FLAGS = "/var/lib/kubelet/kubeadm-flags.env";
     const before: Record<string, string> = { [KCM_CONF]: "server: https://192.168.1.5:6443\n", [FLAGS]: 'KUBELET_KUBEADM_ARGS="--node-ip=192.168.1.5"\n' };
     const after: Record<string, string> = { [KCM_CONF]: "server: https://192.168.7.5:6443\n", [FLAGS]: 'KUBELET_KUBEADM_ARGS="--node-ip=192.168.7.5"\n' };
     const files = [KCM_CONF, FLAGS].map((p) => ({ path: p, current: before[p], next: after[p] }));
-    const script = (node: FakeNode) => writeFilesThenRestart({ files, restart: ["kube-controller-manager", "kubelet"], backupDir: BACKUP_DIR, healthTimeoutSeconds: 2, root: node.root });
+    const script = (node: FakeNode) => writeFilesThenRestart({ files, restart: ["kube-controller-manager", "kube-scheduler", "kubelet"], backupDir: BACKUP_DIR, healthTimeoutSeconds: 2, root: node.root });
     const nodeWith = (content: Record<string, string>) => {
       const node = new FakeNode();
       for (const [p, text] of Object.entries(content)) node.write(p, text);
+      node.write(KCM_MANIFEST, KCM, 0o600);
       node.write("/proc/31/cmdline", "kube-controller-manager\0--kubeconfig=/etc/kubernetes/controller-manager.conf\0");
       return node;
     };
 
-    it("writes each file checked and backed up, waits for the restarted component's health, restarts the kubelet; a re-run writes nothing", () => {
+    it("writes each file checked and backed up, restarts a static pod by its manifest (out, then back) and waits for its health, restarts the kubelet; a re-run writes nothing", () => {
       const node = nodeWith(before);
       fs.writeFileSync(path.join(node.state, "health"), "ok");
       const { first, second } = node.runTwice(track("writeFilesThenRestart", script(node)));
@@ -942,10 +944,23 @@ describe("step scripts in a sandbox root", function () {
         assert.equal(node.read(p), after[p]);
         assert.equal(node.read(`${BACKUP_DIR}${p}`), before[p], `${p} backed up`);
       }
-      assert.match(first.stdout, /kube-controller-manager restarted \(pid stand-in\) and is healthy/);
+      assert.equal(node.read(KCM_MANIFEST), KCM, "the manifest is back, unchanged");
+      assert.ok(!node.exists(`${BACKUP_DIR}/restart-held/kube-controller-manager.yaml`), "nothing left held");
+      assert.match(first.stdout, /kube-controller-manager: stopped, manifest back in .*\n.*kube-controller-manager restarted \(pid stand-in\) and is healthy/);
+      assert.match(first.stdout, /kube-scheduler: no .*kube-scheduler\.yaml here \(not a static pod of this node\); nothing to restart/);
       assert.match(second.stdout, /already has the new content|unchanged|nothing to do/i);
       assert.deepEqual(node.calls().filter((c) => c.startsWith("systemctl")), ["systemctl restart kubelet", "systemctl is-active --quiet kubelet", "systemctl restart kubelet", "systemctl is-active --quiet kubelet"]);
       assert.ok(node.calls().some((c) => c.endsWith("https://127.0.0.1:10257/healthz")));
+    });
+
+    it("puts back a manifest a cut-short run held", () => {
+      const node = nodeWith(before);
+      fs.rmSync(node.path(KCM_MANIFEST));
+      node.write(`${BACKUP_DIR}/restart-held/kube-controller-manager.yaml`, KCM, 0o600);
+      fs.writeFileSync(path.join(node.state, "health"), "ok");
+      const { stdout } = node.runOk(script(node));
+      assert.match(stdout, /kube-controller-manager: put back .*kube-controller-manager\.yaml, which an earlier run held/);
+      assert.equal(node.read(KCM_MANIFEST), KCM);
     });
 
     it("refuses a file changed since it was read, before any restart, and fails when the component stays unhealthy", () => {
@@ -961,6 +976,7 @@ describe("step scripts in a sandbox root", function () {
       const failed = unhealthy.run(script(unhealthy));
       assert.equal(failed.status, 1);
       assert.match(failed.stderr, /kube-controller-manager did not come back healthy within 2s of its restart \(health answer 'curl: \(7\) Failed to connect'\)/);
+      assert.equal(unhealthy.read(KCM_MANIFEST), KCM, "its manifest is back in place");
       assert.ok(!unhealthy.calls().some((c) => c.startsWith("systemctl")), "the kubelet is not restarted after a failure");
     });
   });
