@@ -140,6 +140,23 @@ describe("nodeAddressChange on a real link (issue 16)", function () {
     assert.match(removedAgain.stdout, /already removed/);
   });
 
+  it("a new address in the old one's subnet survives the old one's removal (a primary's secondaries are promoted, not deleted with it), in one phase or two", () => {
+    const sameSubnet = "192.168.10.121";
+    const promote = () => execFileSync("ip", ["netns", "exec", NS, "cat", "/proc/sys/net/ipv4/conf/eth0/promote_secondaries"], { encoding: "utf8" }).trim();
+    const runTo = (phase: AddressChangePhase) => spawnSync("ip", ["netns", "exec", NS, "bash", "-s"], { input: nodeAddressChange({ from: FROM, to: sameSubnet, prefix: 24, persistence: "none", phase }), encoding: "utf8" });
+    for (const phases of [["add", "remove-old"], ["both"]] as AddressChangePhase[][]) {
+      spawnSync("ip", ["-n", NS, "addr", "flush", "dev", "eth0"]);
+      execFileSync("ip", ["-n", NS, "addr", "add", `${FROM}/24`, "dev", "eth0"]);
+      execFileSync("ip", ["netns", "exec", NS, "sh", "-c", "echo 0 > /proc/sys/net/ipv4/conf/eth0/promote_secondaries"]);
+      for (const phase of phases) {
+        const result = runTo(phase);
+        assert.equal(result.status, 0, `${phase}: ${result.stderr}`);
+      }
+      assert.deepEqual(addresses(), [`${sameSubnet}/24`], `${phases.join(" then ")}: the new address stays`);
+      assert.equal(promote(), "1");
+    }
+  });
+
   it("no link holding either address is refused, naming the config key", () => {
     execFileSync("ip", ["-n", NS, "addr", "flush", "dev", "eth0"]);
     const result = run("none");

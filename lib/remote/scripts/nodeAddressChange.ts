@@ -100,6 +100,18 @@ export function nodeAddressChange(input: NodeAddressChangeInput): string {
       link_of() { ip -o addr show | awk -v want="$1" '{ split($4, a, "/"); if (a[1] == want) { print $2; exit } }'; }
       holder_old=$(link_of "$OLD_IP")
       holder_new=$(link_of "$NEW_IP")
+      # delete_old LINK: removes the old address and keeps the new one. An IPv4 link's first address in a subnet is
+      # its primary, and deleting a primary deletes the subnet's other addresses with it unless they are promoted
+      # (systemd turns promotion on by default; a bare kernel does not): a new address in the old one's subnet
+      # would go too, and the node with it.
+      delete_old() {
+        if [ "\${OLD_IP#*:}" = "$OLD_IP" ]; then
+          echo 1 > "/proc/sys/net/ipv4/conf/$1/promote_secondaries" || die "cannot turn on promote_secondaries for $1, which keeps $NEW_IP when $OLD_IP goes; nothing was removed"
+        fi
+        ip addr del "$OLD_CIDR" dev "$1"
+        [ -z "$(link_of "$OLD_IP")" ] || die "$OLD_IP is still on $1 after ip addr del"
+        [ -n "$(link_of "$NEW_IP")" ] || { ip addr add "$NEW_CIDR" dev "$1"; die "$NEW_IP went with $OLD_IP from $1 and was added back; see ip addr show dev $1"; }
+      }
     `;
   if (phase === "remove-old") {
     return buildScript({ name: "node-address-remove-old" }, [head, sh`
@@ -108,8 +120,7 @@ export function nodeAddressChange(input: NodeAddressChangeInput): string {
         exit 0
       fi
       [ -n "$holder_new" ] || die "$NEW_IP is on no link, so removing $OLD_IP would leave the node unreachable; run the add phase first"
-      ip addr del "$OLD_CIDR" dev "$holder_old"
-      [ -z "$(link_of "$OLD_IP")" ] || die "$OLD_IP is still on $holder_old after ip addr del"
+      delete_old "$holder_old"
       note "$holder_old: $OLD_CIDR removed; $NEW_CIDR stays on $holder_new"
     `]);
   }
@@ -142,7 +153,7 @@ export function nodeAddressChange(input: NodeAddressChangeInput): string {
     `
       : sh`
       [ -n "$holder_new" ] || ip addr add "$NEW_CIDR" dev "$IFACE"
-      [ -z "$holder_old" ] || ip addr del "$OLD_CIDR" dev "$IFACE"
+      [ -z "$holder_old" ] || delete_old "$IFACE"
       if [ -z "$(link_of "$NEW_IP")" ] || [ -n "$(link_of "$OLD_IP")" ]; then
         die "after the change $IFACE does not hold $NEW_IP alone; see ip addr show dev $IFACE"
       fi

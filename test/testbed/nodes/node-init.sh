@@ -63,11 +63,12 @@ containerd --config /etc/containerd/config.toml > "$logs/containerd.log" 2>&1 &
 for _ in $(seq 100); do [ -S /run/containerd/containerd.sock ] && break; sleep 0.1; done
 [ -S /run/containerd/containerd.sock ] || { echo "containerd did not start:"; tail -n 20 "$logs/containerd.log"; exit 1; }
 
-# sshd on the node's address, for our node steps, with the lab's client key
+# sshd on every address of the node (its own network namespace), for our node steps, with the lab's client key: a
+# node whose address moves answers at the new one too, as a real node's sshd does
 [ -f "$NODE_DIR/fs/ssh_host_ed25519_key" ] || ssh-keygen -q -t ed25519 -N "" -f "$NODE_DIR/fs/ssh_host_ed25519_key"
 [ -f "$LAB/id_ed25519" ] || ssh-keygen -q -t ed25519 -N "" -C node-lab -f "$LAB/id_ed25519"
 cp "$LAB/id_ed25519.pub" /root/.ssh/authorized_keys
-/usr/sbin/sshd -o ListenAddress="$NODE_IP" -o HostKey="$NODE_DIR/fs/ssh_host_ed25519_key" -o PermitRootLogin=prohibit-password \
+/usr/sbin/sshd -o ListenAddress=0.0.0.0 -o HostKey="$NODE_DIR/fs/ssh_host_ed25519_key" -o PermitRootLogin=prohibit-password \
   -o PasswordAuthentication=no -o UsePAM=no -o PidFile=/run/sshd.pid -o "SetEnv=PATH=$PATH" -E "$logs/sshd.log"
 
 # The kubelet as systemd runs it for kubeadm (10-kubeadm.conf): restarted a second after it exits, unless stopped
