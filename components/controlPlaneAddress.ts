@@ -21,6 +21,8 @@
  *                           controller-manager and the scheduler restarted as new pods (lib/remote/scripts/writeFilesThenRestart)
  *   node-follow        API  the host-network DaemonSet pods off the old address; no static pod left there
  *   certs-new          SSH  the certificates re-issued without the old address
+ *   etcd-handoff       leadership handed on again if the member leads: its own connections to its peers leave
+ *                      from the old address, and a leader's dropping costs an election
  *   address-remove-old SSH  the old address removed, over a session to the new one when SSH used the old
  * Every step is idempotent: a re-run after a failure at any point starts again from what the node holds.
  */
@@ -82,6 +84,7 @@ export interface ControlPlaneAddressSteps {
   components: RemoteScript;
   nodeFollow: NodeAddressFollow;
   certsNew: RemoteScript;
+  etcdHandoff: EtcdPeerMove;
   addressRemoveOld: RemoteScript;
 }
 
@@ -165,9 +168,11 @@ export class ControlPlaneAddress extends pulumi.ComponentResource {
         writeFilesThenRestart({ files: e.components, restart: ["kube-controller-manager", "kube-scheduler"], backupDir, healthTimeoutSeconds: timeoutSeconds, root: args.root })), [apiserver]);
       const nodeFollow = new NodeAddressFollow(`${name}-${node.name}-node-follow`, follow, { parent: this, dependsOn: [components] });
       const certsNew = step("certs-new", certs(false), [nodeFollow]);
+      // the member's own connections to its peers leave from the old address: if it leads, that drop costs an election
+      const etcdHandoff = new EtcdPeerMove(`${name}-${node.name}-etcd-handoff`, { ...member, step: "handoff" }, { parent: this, dependsOn: [certsNew] });
       // over a session to the new address when SSH came in at the old one
-      const addressRemoveOld = step("address-remove-old", guard(() => nodeAddressChange({ ...addressInput, phase: "remove-old" })), [certsNew], node.host === change.from ? change.to : node.host);
-      this.steps[node.name] = { etcdQuorum, addressAdd, certsBoth, readFiles: read, kubelet, nodeAddress, etcdPeer, etcd, apiserver, components, nodeFollow, certsNew, addressRemoveOld };
+      const addressRemoveOld = step("address-remove-old", guard(() => nodeAddressChange({ ...addressInput, phase: "remove-old" })), [etcdHandoff], node.host === change.from ? change.to : node.host);
+      this.steps[node.name] = { etcdQuorum, addressAdd, certsBoth, readFiles: read, kubelet, nodeAddress, etcdPeer, etcd, apiserver, components, nodeFollow, certsNew, etcdHandoff, addressRemoveOld };
       last = [addressRemoveOld];
       return { steps: this.steps[node.name], last: addressRemoveOld };
     });

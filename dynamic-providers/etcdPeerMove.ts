@@ -29,13 +29,20 @@ export interface EtcdPeerMoveArgs {
   to: pulumi.Input<string>;
   /** The migration run id: a new one runs the step again. */
   runId: pulumi.Input<string>;
-  /** "check": only the quorum check, before anything on the node changes; "move" (default): the hand-off and the update. */
-  step?: pulumi.Input<"check" | "move">;
+  /**
+   * "check": only the quorum check, before anything on the node changes; "move" (default): the hand-off and the
+   * update; "handoff": only the hand-off, before the node's old address goes (the member's own connections to its
+   * peers leave from that address, and a leader whose connections drop costs the cluster an election).
+   */
+  step?: pulumi.Input<PeerMoveStep>;
 }
+
+type PeerMoveStep = "check" | "move" | "handoff";
+const STEPS: readonly PeerMoveStep[] = ["check", "move", "handoff"];
 
 /** What identifies the move, recorded in the outputs as given. */
 interface PeerMoveRecord {
-  step: "check" | "move";
+  step: PeerMoveStep;
   endpoints: string[];
   member: string;
   from: string;
@@ -47,7 +54,7 @@ type PeerMoveInputs = PeerMoveRecord & EtcdTlsMaterial;
 
 export interface EtcdPeerMoveOutputs extends PeerMoveRecord {
   memberId: string;
-  action: "updated" | "already" | "checked";
+  action: "updated" | "already" | "checked" | "handed-off";
   /** The member that took the lead from this one, when it led. */
   newLeader?: string;
   peerUrlsBefore: string[];
@@ -59,7 +66,7 @@ const IDENTITY = ["step", "member", "from", "to", "runId"] as const;
 
 function checkInputs(news: Wire<PeerMoveInputs>): pulumi.dynamic.CheckResult<Wire<PeerMoveInputs>> {
   const failures = requiredStrings(news, ["member", "from", "to", "runId"]);
-  if (news.step !== undefined && !containsUnknown(news.step) && news.step !== "check" && news.step !== "move") failures.push({ property: "step", reason: `step ${JSON.stringify(news.step)} must be "check" or "move"` });
+  if (news.step !== undefined && !containsUnknown(news.step) && !STEPS.includes(news.step as PeerMoveStep)) failures.push({ property: "step", reason: `step ${JSON.stringify(news.step)} must be one of ${STEPS.join(", ")}` });
   for (const key of ["from", "to"] as const) {
     const value = news[key];
     if (typeof value === "string" && !containsUnknown(value) && (!isIpAddress(value) || normalizeIp(value) !== value)) {
@@ -85,7 +92,13 @@ async function movePeer(inputs: PeerMoveInputs): Promise<EtcdPeerMoveOutputs> {
       const member = await checkPeerMove(client, { member: inputs.member, from: inputs.from, to: inputs.to });
       return { ...recorded(inputs), memberId: member.ID, action: "checked", peerUrlsBefore: member.peerURLs, peerUrlsAfter: member.peerURLs };
     }
-    const newLeader = await handOffLeadership(client, inputs.member, (urls) => new Etcd3(etcdClientOptions(urls, tls, { dialTimeout: 10_000 })));
+    const clientFor = (urls: string[]) => new Etcd3(etcdClientOptions(urls, tls, { dialTimeout: 10_000 }));
+    if (inputs.step === "handoff") {
+      const member = await checkPeerMove(client, { member: inputs.member, from: inputs.from, to: inputs.to });
+      const newLeader = await handOffLeadership(client, inputs.member, clientFor);
+      return { ...recorded(inputs), memberId: member.ID, action: "handed-off", ...(newLeader !== undefined ? { newLeader } : {}), peerUrlsBefore: member.peerURLs, peerUrlsAfter: member.peerURLs };
+    }
+    const newLeader = await handOffLeadership(client, inputs.member, clientFor);
     const moved = await moveEtcdPeer(client, { member: inputs.member, from: inputs.from, to: inputs.to });
     return {
       ...recorded(inputs),
@@ -103,7 +116,7 @@ async function movePeer(inputs: PeerMoveInputs): Promise<EtcdPeerMoveOutputs> {
 const recorded = (inputs: PeerMoveInputs): PeerMoveRecord => ({ step: inputs.step, endpoints: inputs.endpoints, member: inputs.member, from: inputs.from, to: inputs.to, runId: inputs.runId });
 
 const asInputs = (news: Wire<PeerMoveInputs>): PeerMoveInputs => ({
-  step: (news.step as "check" | "move" | undefined) ?? "move",
+  step: (news.step as PeerMoveStep | undefined) ?? "move",
   endpoints: (news.endpoints as string[]).map(String),
   member: news.member as string,
   from: news.from as string,

@@ -89,7 +89,7 @@ describe(`the real Pulumi engine previews a worker's address change with the rol
     assert.equal(preview.exitCode, 0, `${preview.stdout}\n${preview.stderr}`);
     const steps = (JSON.parse(preview.stdout) as { steps: PreviewStep[] }).steps;
     const named = (name: string) => steps.find((s) => s.urn.endsWith(`::control-plane-address-addr-cp-2-${name}`))?.newState?.inputs;
-    for (const name of ["etcd-quorum", "address-add", "certs-both", "read-files", "kubelet", "node-address", "etcd-peer", "etcd", "apiserver", "components", "node-follow", "certs-new", "address-remove-old"]) {
+    for (const name of ["etcd-quorum", "address-add", "certs-both", "read-files", "kubelet", "node-address", "etcd-peer", "etcd", "apiserver", "components", "node-follow", "certs-new", "etcd-handoff", "address-remove-old"]) {
       assert.ok(named(name), `control-plane-address-addr-cp-2-${name} is in the preview`);
     }
     assert.deepEqual([named("etcd-quorum")!.step, named("etcd-quorum")!.member, named("etcd-peer")!.to], ["check", "addr-cp-2", "192.168.78.12"]);

@@ -130,6 +130,8 @@ describe("control-plane node address change on real kubeadm nodes, through the r
     try {
       await writer.goesOn("before the run");
       up = await stack.runProgram(program, ["up", "--yes", "--skip-preview"]);
+      // the writer goes on a while after the last step (the old address's removal), where a dropped connection would show
+      await new Promise((r) => setTimeout(r, 15_000));
       await writer.goesOn("after the run");
     } finally {
       await writer.stop();

@@ -20,7 +20,7 @@ const KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nnot-a-real-key\n-----END OPENS
 const KUBECONFIG = "apiVersion: v1\nkind: Config\nclusters: []\nusers: [{name: admin, user: {client-key-data: SECRETKEYDATA}}]\n";
 const ETCD_KEY = "-----BEGIN PRIVATE KEY-----\nETCDCLIENTKEY\n-----END PRIVATE KEY-----\n";
 const CLUSTER_CONFIGURATION = "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\ncontrolPlaneEndpoint: cp.example:6443\nnetworking:\n  serviceSubnet: 10.96.0.0/12\n";
-const STEPS = ["etcd-quorum", "address-add", "certs-both", "read-files", "kubelet", "node-address", "etcd-peer", "etcd", "apiserver", "components", "node-follow", "certs-new", "address-remove-old"];
+const STEPS = ["etcd-quorum", "address-add", "certs-both", "read-files", "kubelet", "node-address", "etcd-peer", "etcd", "apiserver", "components", "node-follow", "certs-new", "etcd-handoff", "address-remove-old"];
 const kubeconfigAt = (ip: string) => `apiVersion: v1\nkind: Config\nclusters:\n- cluster:\n    server: https://${ip}:6443\n  name: kubernetes\n`;
 
 /** What a control-plane node at `ip` holds, as kubeadm wrote it (the fixture's address replaced by the node's). */
@@ -91,7 +91,7 @@ describe("ControlPlaneAddress (mocked engine): a control-plane node's address ch
   });
 
   it("runs over the node's SSH host, the old address's removal over the new one when SSH came in at the old", () => {
-    for (const name of STEPS.filter((s) => !["etcd-quorum", "etcd-peer", "node-address", "node-follow", "address-remove-old"].includes(s))) {
+    for (const name of STEPS.filter((s) => !["etcd-quorum", "etcd-peer", "etcd-handoff", "node-address", "node-follow", "address-remove-old"].includes(s))) {
       assert.equal(step(graph, "cp-2", name).inputs.connection.host, OLD["cp-2"], `cp-2 ${name}`);
       assert.equal(step(graph, "cp-3", name).inputs.connection.host, "10.250.0.4", `cp-3 ${name}`);
     }
@@ -104,8 +104,9 @@ describe("ControlPlaneAddress (mocked engine): a control-plane node's address ch
     const quorum = step(graph, "cp-2", "etcd-quorum");
     const peer = step(graph, "cp-2", "etcd-peer");
     assert.equal(quorum.type, "pulumi-nodejs:dynamic/cidr-migration:EtcdPeerMove");
-    assert.deepEqual([quorum.inputs.step, peer.inputs.step], ["check", "move"]);
-    for (const r of [quorum, peer]) {
+    const handoff = step(graph, "cp-2", "etcd-handoff");
+    assert.deepEqual([quorum.inputs.step, peer.inputs.step, handoff.inputs.step], ["check", "move", "handoff"]);
+    for (const r of [quorum, peer, handoff]) {
       assert.deepEqual([r.inputs.member, r.inputs.from, r.inputs.to], ["cp-2", OLD["cp-2"], NEW["cp-2"]]);
       for (const key of ["caCert", "cert", "key"]) assert.ok(isWireSecret(r.rawInputs[key]), `${r.name} ${key} is a secret`);
     }
