@@ -91,7 +91,8 @@ describe("control-plane node address change on real kubeadm nodes, through the r
 
   after(async () => {
     await stack?.remove?.();
-    await labDown(SITE);
+    // CIDR_MIGRATION_LAB_KEEP=1 leaves the cluster up to look at (`sandbox down --nodes` removes it)
+    if (process.env.CIDR_MIGRATION_LAB_KEEP !== "1") await labDown(SITE);
   });
 
   it(`moves ${MOVED} to a new address with quorum and the API kept, everything following it; a second run changes nothing`, async () => {
@@ -169,8 +170,9 @@ describe("control-plane node address change on real kubeadm nodes, through the r
     // the Node, its host-network pods and the node itself
     const node = JSON.parse(kubectl(["get", "node", MOVED, "-o", "json"]));
     assert.deepEqual(node.status.addresses.filter((a: { type: string }) => a.type === "InternalIP").map((a: { address: string }) => a.address), [to]);
-    const pods = JSON.parse(kubectl(["get", "pods", "-A", "--field-selector", `spec.nodeName=${MOVED}`, "-o", "json"])).items;
-    const hostNetwork = pods.filter((p: any) => p.spec.hostNetwork);
+    const hostNetworkPods = () => JSON.parse(kubectl(["get", "pods", "-A", "--field-selector", `spec.nodeName=${MOVED}`, "-o", "json"])).items.filter((p: any) => p.spec.hostNetwork);
+    const hostNetwork = hostNetworkPods();
+    console.log(`      ${MOVED}'s host-network pods after the run: ${hostNetwork.map((p: any) => `${p.metadata.name} ${p.status.podIP ?? "(no IP yet)"} restarts ${p.status.containerStatuses?.[0]?.restartCount ?? "-"}`).join("; ")}`);
     assert.ok(hostNetwork.length >= 4, `the static pods and DaemonSet pods of ${MOVED}: ${hostNetwork.map((p: any) => p.metadata.name).join(", ")}`);
     for (const p of hostNetwork) assert.equal(p.status.podIP, to, `${p.metadata.namespace}/${p.metadata.name} at ${to}`);
     const addresses = inNode(MOVED, ["ip", "-4", "-o", "addr", "show", "dev", "eth0"], SITE);

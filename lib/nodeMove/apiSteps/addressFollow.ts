@@ -5,9 +5,10 @@
  *   family). The static pods restart only after it: a host-network pod takes the Node's address when it starts and
  *   keeps it for its life.
  * - `address-follow`, once the static pods restarted: the node's host-network pods still at the old address get a
- *   new one. A DaemonSet's pod (kube-proxy, the CNI agent) is deleted and its controller makes another. A static
- *   pod cannot be moved from here (its mirror keeps its address when deleted): one still there fails the step,
- *   naming it. A pod of any other owner is left and reported: deleting it is the operator's call.
+ *   new one. A DaemonSet's pod (kube-proxy, the CNI agent) is deleted and its controller makes another. Then the
+ *   step waits until every DaemonSet and static pod of the node reports the new address; a static pod cannot be
+ *   moved from here (its mirror keeps its address when deleted), so one still at the old address fails the step
+ *   with what to do. A pod of any other owner is left and reported: deleting it is the operator's call.
  * A re-run finds the Node at its address and no such pod, and changes nothing.
  */
 import { V1Pod } from "@kubernetes/client-node";
@@ -35,24 +36,24 @@ export async function addressFollow(run: StepRun): Promise<Record<string, unknow
   const { internalIP, oldInternalIP, timeout } = addresses(run);
   await waitInternalIP(run, timeout, internalIP);
   const stale = (await run.podsOnNode()).filter((p) => atAddress(p, oldInternalIP));
-  const staticPods = stale.filter(isMirrorPod).map(podKey).sort();
-  if (staticPods.length > 0) {
-    throw new Error(`node ${run.inputs.node}: static pod(s) ${staticPods.join(", ")} still at ${oldInternalIP}: a pod keeps the address it started with; restart each by moving its manifest out of /etc/kubernetes/manifests and back once the Node reports ${internalIP}, then run again`);
-  }
   const replaced = stale.filter(ownedByDaemonSet);
-  const left = stale.filter((p) => !ownedByDaemonSet(p)).map(podKey).sort();
+  const left = stale.filter((p) => !ownedByDaemonSet(p) && !isMirrorPod(p)).map(podKey).sort();
   for (const pod of replaced) {
     const [namespace, name] = [pod.metadata!.namespace!, pod.metadata!.name!];
     await run.optional(`deleting pod ${namespace}/${name}`, () => run.c.core.deleteNamespacedPod({ namespace, name }));
     run.log(`pod ${namespace}/${name} was at ${oldInternalIP}: deleted, its DaemonSet makes another`);
   }
-  const replacedKeys = new Set(replaced.map(podKey));
-  let waiting: string[] = [];
-  await run.within(timeout, `the host-network pods' move off ${oldInternalIP}`, async () => {
-    waiting = (await run.podsOnNode()).filter((p) => atAddress(p, oldInternalIP) && replacedKeys.has(podKey(p))).map(podKey);
+  // every DaemonSet and static pod of the node reports the new address (a restarted one may report none for a while)
+  const leftKeys = new Set(left);
+  let waiting: V1Pod[] = [];
+  await run.within(timeout, `the host-network pods at ${internalIP}`, async () => {
+    waiting = (await run.podsOnNode()).filter((p) => p.spec?.hostNetwork && !leftKeys.has(podKey(p)) && !atAddress(p, internalIP));
     return waiting.length === 0 ? true : undefined;
-  }, () => `still at ${oldInternalIP}: ${waiting.join(", ")}; check the kubelet on the node (journalctl -u kubelet)`);
-  if (left.length > 0) run.log(`left at ${oldInternalIP} (not a DaemonSet's; restart them when convenient): ${left.join(", ")}`);
-  run.log(`verified: InternalIP ${internalIP}, ${replaced.length} DaemonSet pod(s) moved off ${oldInternalIP}, no static pod left there`);
-  return { internalIP, replacedPods: [...replacedKeys].sort(), leftAtOldAddress: left, elapsedSeconds: run.elapsedSeconds() };
+  }, () => {
+    const statics = waiting.filter((p) => isMirrorPod(p) && atAddress(p, oldInternalIP)).map(podKey);
+    return `not at ${internalIP}: ${waiting.map((p) => `${podKey(p)} (${p.status?.podIP ?? "no address yet"})`).join(", ")}${statics.length > 0 ? `; a static pod keeps the address it started with: restart ${statics.join(", ")} by moving its manifest out of /etc/kubernetes/manifests and back, then run again` : "; check the kubelet on the node (journalctl -u kubelet)"}`;
+  });
+  if (left.length > 0) run.log(`left at ${oldInternalIP} (neither a DaemonSet's nor a static pod; restart them when convenient): ${left.join(", ")}`);
+  run.log(`verified: InternalIP ${internalIP}; every DaemonSet and static pod of the node at ${internalIP} (${replaced.length} DaemonSet pod(s) replaced)`);
+  return { internalIP, replacedPods: replaced.map(podKey).sort(), leftAtOldAddress: left, elapsedSeconds: run.elapsedSeconds() };
 }

@@ -111,6 +111,15 @@ export function nodeAddressChange(input: NodeAddressChangeInput): string {
         ip addr del "$OLD_CIDR" dev "$1"
         [ -z "$(link_of "$OLD_IP")" ] || die "$OLD_IP is still on $1 after ip addr del"
         [ -n "$(link_of "$NEW_IP")" ] || { ip addr add "$NEW_CIDR" dev "$1"; die "$NEW_IP went with $OLD_IP from $1 and was added back; see ip addr show dev $1"; }
+        # connections that left from the old address would hang until their timeouts (etcd's to its peers, found on
+        # the node lab: its apiserver stalled 35 s); closed now, their owners reconnect from the new address
+        local src=$OLD_IP
+        [ "\${OLD_IP#*:}" = "$OLD_IP" ] || src="[$OLD_IP]"
+        if ss -K src "$src" > /dev/null 2>&1; then
+          note "closed the connections that left from $OLD_IP"
+        else
+          note "could not close the connections that left from $OLD_IP (ss -K needs a kernel with INET_DIAG_DESTROY); they end at their timeouts"
+        fi
       }
     `;
   if (phase === "remove-old") {
