@@ -17,6 +17,9 @@ import { podKey } from "../drainDecision";
 import { DEFAULT_REJOIN_TIMEOUT_SECONDS, waitInternalIP } from "./rejoin";
 import { StepRun } from "./stepRun";
 
+/** How long every host-network pod must stay at the new address before the step is done. */
+export const STABLE_MS = 10_000;
+
 const atAddress = (pod: V1Pod, ip: string) => Boolean(pod.spec?.hostNetwork) && (pod.status?.podIPs ?? [{ ip: pod.status?.podIP }]).some((p) => p.ip === ip);
 const ownedByDaemonSet = (pod: V1Pod) => pod.metadata?.ownerReferences?.some((o) => o.kind === "DaemonSet" && o.controller) === true;
 
@@ -43,15 +46,25 @@ export async function addressFollow(run: StepRun): Promise<Record<string, unknow
     await run.optional(`deleting pod ${namespace}/${name}`, () => run.c.core.deleteNamespacedPod({ namespace, name }));
     run.log(`pod ${namespace}/${name} was at ${oldInternalIP}: deleted, its DaemonSet makes another`);
   }
-  // every DaemonSet and static pod of the node reports the new address (a restarted one may report none for a while)
+  // every DaemonSet and static pod of the node reports the new address, and goes on doing so for STABLE_MS: a
+  // restarted static pod's mirror can be deleted and made again by its kubelet after it first reported (found on the
+  // node lab), so every static pod seen once must be there again, at the new address
   const leftKeys = new Set(left);
+  const staticPods = new Set<string>();
   let waiting: V1Pod[] = [];
+  let missing: string[] = [];
+  let steadySince: number | undefined;
   await run.within(timeout, `the host-network pods at ${internalIP}`, async () => {
-    waiting = (await run.podsOnNode()).filter((p) => p.spec?.hostNetwork && !leftKeys.has(podKey(p)) && !atAddress(p, internalIP));
-    return waiting.length === 0 ? true : undefined;
+    const pods = (await run.podsOnNode()).filter((p) => p.spec?.hostNetwork && !leftKeys.has(podKey(p)));
+    for (const p of pods) if (isMirrorPod(p)) staticPods.add(podKey(p));
+    waiting = pods.filter((p) => !atAddress(p, internalIP));
+    missing = [...staticPods].filter((key) => !pods.some((p) => podKey(p) === key));
+    if (waiting.length > 0 || missing.length > 0) steadySince = undefined;
+    else steadySince ??= Date.now();
+    return steadySince !== undefined && Date.now() - steadySince >= STABLE_MS ? true : undefined;
   }, () => {
     const statics = waiting.filter((p) => isMirrorPod(p) && atAddress(p, oldInternalIP)).map(podKey);
-    return `not at ${internalIP}: ${waiting.map((p) => `${podKey(p)} (${p.status?.podIP ?? "no address yet"})`).join(", ")}${statics.length > 0 ? `; a static pod keeps the address it started with: restart ${statics.join(", ")} by moving its manifest out of /etc/kubernetes/manifests and back, then run again` : "; check the kubelet on the node (journalctl -u kubelet)"}`;
+    return `not at ${internalIP}: ${[...waiting.map((p) => `${podKey(p)} (${p.status?.podIP ?? "no address yet"})`), ...missing.map((key) => `${key} (its mirror pod is gone)`)].join(", ")}${statics.length > 0 ? `; a static pod keeps the address it started with: restart ${statics.join(", ")} by moving its manifest out of /etc/kubernetes/manifests and back, then run again` : "; check the kubelet on the node (journalctl -u kubelet)"}`;
   });
   if (left.length > 0) run.log(`left at ${oldInternalIP} (neither a DaemonSet's nor a static pod; restart them when convenient): ${left.join(", ")}`);
   run.log(`verified: InternalIP ${internalIP}; every DaemonSet and static pod of the node at ${internalIP} (${replaced.length} DaemonSet pod(s) replaced)`);
