@@ -33,7 +33,7 @@ import { rangeLists } from "./lib/config/rangeLists";
 import { flannelTransitionNetwork } from "./lib/plan/phases";
 import { buildPlan } from "./lib/plan/plan";
 import { refuseControlPlaneAddressProblems } from "./lib/plan/controlPlaneAddressRefusals";
-import { planNodeAddresses } from "./lib/plan/nodeAddressPlan";
+import { controlPlaneNames, planNodeAddresses } from "./lib/plan/nodeAddressPlan";
 import { kubernetesServiceIP } from "./lib/net/cidr";
 import { NODE_STEP_PREFIX, SERVICE_STEP_PREFIX, stepId } from "./lib/plan/stepIds";
 import { serviceMovesFromPlan } from "./lib/serviceMove/planMoves";
@@ -95,7 +95,7 @@ export = async () => {
     const clusterConfiguration = await readConfigMap(KUBEADM_CONFIG.namespace, KUBEADM_CONFIG.configMap).then((data) => data?.[KUBEADM_CONFIG.key]);
     userErrorsAsRunErrorsSync(() => refuseControlPlaneAddressProblems(controlPlaneAddressChanges, {
       clusterConfiguration, kubeconfigServer: kc.getCurrentCluster()?.server, etcdEndpoints: config.etcd.endpoints,
-      controlPlaneNodes: new Set([...config.nodes.filter((n) => n.role === "control-plane").map((n) => n.name), ...inventory.nodes.filter((n) => n.controlPlane).map((n) => n.name)]).size,
+      controlPlaneNodes: controlPlaneNames(config, inventory).size,
     }));
   }
   // The components read through the module's one reader: set only now, with no await before they are declared, so

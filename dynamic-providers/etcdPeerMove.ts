@@ -2,8 +2,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { Etcd3 } from "etcd3";
 import { etcdClientOptions, EtcdTlsMaterial } from "../lib/config/etcdClientOptions";
 import { checkPeerMove, handOffLeadership, moveEtcdPeer } from "../lib/controlPlane/etcdPeerMove";
-import { isIpAddress, normalizeIp } from "../lib/net/cidr";
-import { endpointHost } from "../lib/plan/controlPlaneAddressRefusals";
+import { endpointHost, isIpAddress, normalizeIp } from "../lib/net/cidr";
 import { containsUnknown, requiredStrings, secretIfGiven, throwIfFailed, TypedProvider, Wire, withSecretOutputs } from "./wire";
 
 /**

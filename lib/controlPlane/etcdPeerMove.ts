@@ -1,6 +1,6 @@
 import { Etcd3, IMember } from "etcd3";
 import { UserError } from "../config/errors";
-import { urlHost } from "../net/cidr";
+import { endpointHost, urlHost } from "../net/cidr";
 
 /**
  * A control-plane node's etcd member follows its node to a new address (issue 16, control-plane step 2): the
@@ -27,18 +27,13 @@ export interface EtcdPeerMoveResult {
   after: string[];
 }
 
-/** A URL's host, IPv6 without its brackets. */
-function hostOf(url: string): string {
-  return new URL(url).hostname.replace(/^\[|\]$/g, "");
-}
-
 /** Whether one of the member's peer URLs is on `host`. */
-export const onHost = (member: IMember, host: string) => member.peerURLs.some((url) => hostOf(url) === host);
+export const onHost = (member: IMember, host: string) => member.peerURLs.some((url) => endpointHost(url) === host);
 
 /** A URL with its host moved from one address to the other (IPv6 hosts in brackets); other URLs as they are. */
 export function movedUrl(url: string, from: string, to: string): string {
   const parsed = new URL(url);
-  if (hostOf(url) !== from) return url;
+  if (endpointHost(url) !== from) return url;
   parsed.hostname = urlHost(to);
   // URL keeps a trailing "/" on an empty path; etcd's own URLs have none
   return url.endsWith("/") ? parsed.toString() : parsed.toString().replace(/\/$/, "");

@@ -225,6 +225,16 @@ export function urlHost(ip: string): string {
   return familyOf(ip) === "IPv6" ? `[${ip}]` : ip;
 }
 
+/** The address an endpoint names, normalized: `host:port`, `[v6]:port` or a URL; undefined when it names no IP address. */
+export function endpointHost(endpoint: string): string | undefined {
+  const url = /^[a-z]+:\/\//i.test(endpoint) ? endpoint : `https://${endpoint}`;
+  try {
+    return normalizeIp(new URL(url).hostname.replace(/^\[|\]$/g, ""));
+  } catch {
+    return undefined;
+  }
+}
+
 /** True when every address of `innerCidrOrIp` lies in `outer`; false across families. */
 export function cidrContains(outer: string, innerCidrOrIp: string): boolean {
   const o = parsedCidr(outer);

@@ -1,7 +1,7 @@
 import { parse } from "yaml";
 import { UserError } from "../config/errors";
 import { NodeAddressChange } from "../config/migrationConfig";
-import { normalizeIp } from "../net/cidr";
+import { endpointHost } from "../net/cidr";
 
 /**
  * Pure: what a control-plane node's address change cannot run with, refused before any change (issue 16). Each is a
@@ -23,16 +23,6 @@ export interface ControlPlaneAddressContext {
   etcdEndpoints: readonly string[];
   /** The cluster's control-plane nodes (each carries a stacked etcd member). */
   controlPlaneNodes: number;
-}
-
-/** An endpoint's host: `host:port`, `[v6]:port` or a URL; undefined when it is not an IP address. */
-export function endpointHost(endpoint: string): string | undefined {
-  const url = /^[a-z]+:\/\//i.test(endpoint) ? endpoint : `https://${endpoint}`;
-  try {
-    return normalizeIp(new URL(url).hostname.replace(/^\[|\]$/g, ""));
-  } catch {
-    return undefined;
-  }
 }
 
 export function controlPlaneAddressProblems(changes: readonly NodeAddressChange[], context: ControlPlaneAddressContext): string[] {

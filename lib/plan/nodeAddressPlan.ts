@@ -1,7 +1,7 @@
 import { configProblem } from "../config/configReader";
 import { ConfigError, ConfigProblem, UserError } from "../config/errors";
 import { MigrationConfig, NodeAddressChange, NodeRole } from "../config/migrationConfig";
-import { isIpAddress, normalizeIp, urlHost } from "../net/cidr";
+import { endpointHost, urlHost } from "../net/cidr";
 import { Inventory } from "./inventory";
 
 /**
@@ -80,22 +80,13 @@ export function nodeAddressReferences(change: Pick<NodeAddressChange, "name" | "
 /** This tool's own etcd endpoints that name the old address: the stack config must follow it too. */
 function ownEndpoints(config: MigrationConfig, from: string): NodeAddressReference[] {
   const naming = config.etcd.endpoints.filter((e) => {
-    const host = hostOf(e);
-    return isIpAddress(host) && normalizeIp(host) === from;
+    return endpointHost(e) === from;
   });
   return naming.length > 0 ? [{ where: "cidr-migration:etcd.endpoints", what: `${naming.join(", ")}: this stack's own etcd endpoint` }] : [];
 }
 
-function hostOf(url: string): string {
-  try {
-    return new URL(url).hostname.replace(/^\[|\]$/g, "");
-  } catch {
-    return "";
-  }
-}
-
 /** Control-plane nodes of the cluster: those listed with role control-plane, and (when known) the live ones. */
-function controlPlaneNames(config: MigrationConfig, inventory?: Inventory): Set<string> {
+export function controlPlaneNames(config: MigrationConfig, inventory?: Inventory): Set<string> {
   const names = new Set(config.nodes.filter((n) => n.role === "control-plane").map((n) => n.name));
   for (const n of inventory?.nodes ?? []) if (n.controlPlane) names.add(n.name);
   return names;

@@ -1,4 +1,5 @@
 import { V1Pod } from "@kubernetes/client-node";
+import { endpointHost } from "../net/cidr";
 import { Finding } from "../report/findings";
 import { controlPlanePods, isMirrorPod, parseFlags } from "../preflight/controlPlanePods";
 import { VerifyInput } from "./verifyInput";
@@ -13,16 +14,6 @@ import { VerifyInput } from "./verifyInput";
 /** etcd's flags that carry the member's own address. */
 const ETCD_ADDRESS_FLAGS = ["advertise-client-urls", "initial-advertise-peer-urls", "listen-client-urls", "listen-peer-urls"];
 
-/** The hosts of a comma-separated URL list (IPv6 without brackets); unparsable entries are skipped. */
-function hostsOf(urls: string): string[] {
-  return urls.split(",").flatMap((url) => {
-    try {
-      return [new URL(url.trim()).hostname.replace(/^\[|\]$/g, "")];
-    } catch {
-      return [];
-    }
-  });
-}
 
 function etcdPodOf(pods: readonly V1Pod[], node: string): V1Pod | undefined {
   return pods.find((p) => p.metadata?.namespace === "kube-system" && isMirrorPod(p) && p.metadata?.labels?.component === "etcd" && p.spec?.nodeName === node);
@@ -55,7 +46,7 @@ export function verifyNodeAddresses(input: VerifyInput): Finding[] {
     const container = etcd?.spec?.containers?.find((c) => c.name === "etcd") ?? etcd?.spec?.containers?.[0];
     const flags = parseFlags([...(container?.command ?? []), ...(container?.args ?? [])]);
     for (const flag of ETCD_ADDRESS_FLAGS) {
-      if (!hostsOf(flags.get(flag) ?? "").includes(change.from)) continue;
+      if (!(flags.get(flag) ?? "").split(",").some((url) => endpointHost(url.trim()) === change.from)) continue;
       findings.push({ code: "NODE_ADDRESS_ETCD_OLD", severity: "blocker", object: `Pod kube-system/${etcd!.metadata?.name}`, path: `--${flag}`, message: `etcd on ${change.name} still has ${change.from} in --${flag}=${flags.get(flag)}`, action: rerun(change.name) });
     }
   }

@@ -13,7 +13,7 @@
  */
 import { V1Pod } from "@kubernetes/client-node";
 import { isMirrorPod } from "../../preflight/controlPlanePods";
-import { podKey } from "../drainDecision";
+import { controllerOf, podKey } from "../drainDecision";
 import { DEFAULT_REJOIN_TIMEOUT_SECONDS, waitInternalIP } from "./rejoin";
 import { StepRun } from "./stepRun";
 
@@ -21,7 +21,7 @@ import { StepRun } from "./stepRun";
 export const STABLE_MS = 10_000;
 
 const atAddress = (pod: V1Pod, ip: string) => Boolean(pod.spec?.hostNetwork) && (pod.status?.podIPs ?? [{ ip: pod.status?.podIP }]).some((p) => p.ip === ip);
-const ownedByDaemonSet = (pod: V1Pod) => pod.metadata?.ownerReferences?.some((o) => o.kind === "DaemonSet" && o.controller) === true;
+const ownedByDaemonSet = (pod: V1Pod) => controllerOf(pod)?.kind === "DaemonSet";
 
 function addresses(run: StepRun): { internalIP: string; oldInternalIP: string; timeout: number } {
   const { internalIP, oldInternalIP } = run.inputs;

@@ -1,7 +1,8 @@
 // What a control-plane node's address change cannot run with, refused before any change (issue 16).
 import { strict as assert } from "assert";
 import { UserError } from "../../../lib/config/errors";
-import { controlPlaneAddressProblems, endpointHost, refuseControlPlaneAddressProblems } from "../../../lib/plan/controlPlaneAddressRefusals";
+import { endpointHost } from "../../../lib/net/cidr";
+import { controlPlaneAddressProblems, refuseControlPlaneAddressProblems } from "../../../lib/plan/controlPlaneAddressRefusals";
 
 const change = { name: "cp-2", from: "192.168.1.12", to: "192.168.7.12", role: "control-plane" as const, prefix: 24 };
 const clusterConfiguration = (endpoint: string) => `apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\ncontrolPlaneEndpoint: ${endpoint}\n`;
