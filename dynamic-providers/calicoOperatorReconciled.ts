@@ -2,7 +2,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { CustomObjectsApi } from "@kubernetes/client-node";
 import { ExpectedPool, LivePool, poolsPending, TigeraStatusObject, tigeraStatusProblems } from "../lib/podNetwork/tigeraStatus";
 import { CALICO, kubeFailure, listAll, TIGERA } from "../lib/podNetwork/calicoApi";
-import { isUnknown, kubeConfigFrom, requiredStrings, throwIfFailed, TypedProvider, Wire, withSecretOutputs } from "./wire";
+import { isUnknown, kubeConfigFrom, requiredStrings, sameAsRecorded, throwIfFailed, TypedProvider, Wire, withSecretOutputs } from "./wire";
 import { sleep } from "../lib/concurrency/sleep";
 
 /**
@@ -91,7 +91,7 @@ export const calicoOperatorReconciledProvider: TypedProvider<ReconciledInputs, R
 
   async diff(_id, olds, news) {
     // Other expectations are another wait (replace, so it runs again); a timeout or version only records itself.
-    const same = JSON.stringify([news.expect, news.gone ?? []]) === JSON.stringify([olds.expect, olds.gone ?? []]) && !isUnknown(news.expect);
+    const same = sameAsRecorded([news.expect, news.gone ?? []], [olds.expect, olds.gone ?? []]) && !isUnknown(news.expect);
     if (!same) return { changes: true, replaces: ["expect"], deleteBeforeReplace: true };
     return { changes: news.version !== olds.version || news.timeoutSeconds !== olds.timeoutSeconds || news.purpose !== olds.purpose };
   },

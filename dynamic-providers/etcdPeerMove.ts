@@ -3,7 +3,7 @@ import { Etcd3 } from "etcd3";
 import { etcdClientOptions, EtcdTlsMaterial } from "../lib/config/etcdClientOptions";
 import { checkPeerMove, handOffLeadership, moveEtcdPeer } from "../lib/controlPlane/etcdPeerMove";
 import { endpointHost, isIpAddress, normalizeIp } from "../lib/net/cidr";
-import { containsUnknown, requiredStrings, secretIfGiven, throwIfFailed, TypedProvider, Wire, withSecretOutputs } from "./wire";
+import { containsUnknown, requiredStrings, sameAsRecorded, secretIfGiven, throwIfFailed, TypedProvider, Wire, withSecretOutputs } from "./wire";
 
 /**
  * A control-plane node's etcd member follows its address (issue 16, control-plane steps 1 and 2): quorum checked
@@ -133,7 +133,7 @@ export const etcdPeerMoveProvider: TypedProvider<PeerMoveInputs, EtcdPeerMoveOut
 
   async diff(_id, olds, news) {
     const replaces = IDENTITY.filter((key) => olds[key] !== news[key]);
-    const endpointsChanged = JSON.stringify(olds.endpoints) !== JSON.stringify(news.endpoints);
+    const endpointsChanged = !sameAsRecorded(news.endpoints, olds.endpoints);
     return { changes: replaces.length > 0 || endpointsChanged, replaces: [...replaces], deleteBeforeReplace: true };
   },
 

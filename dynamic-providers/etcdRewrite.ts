@@ -9,7 +9,7 @@ import { RewriteTargets } from "../lib/etcdRewrite/rewritePlan";
 import { runRewrite } from "../lib/etcdRewrite/rewriteRun";
 import { DEFAULT_ETCD_PREFIX } from "../lib/etcdRewrite/rewriteTargets";
 import { isCidr, isIpAddress } from "../lib/net/cidr";
-import { containsUnknown, requiredStrings, secretIfGiven, throwIfFailed, TypedProvider, Wire, withSecretOutputs } from "./wire";
+import { containsUnknown, requiredStrings, sameAsRecorded, secretIfGiven, throwIfFailed, TypedProvider, Wire, withSecretOutputs } from "./wire";
 
 /**
  * The etcd rewrite (services.strategy: etcd-rewrite): every planned Service ClusterIP and Node podCIDR moved in
@@ -155,9 +155,9 @@ export const etcdRewriteProvider: TypedProvider<RewriteInputs, RewriteOutputs> =
   async diff(_id, olds, news) {
     // Other moves or another run id is another rewrite (it converges: what is moved is not written again).
     const replaces = (["trigger", "serviceCidr", "podCidr", "services", "nodes", "prefix"] as const)
-      .filter((k) => containsUnknown(news[k]) || JSON.stringify(news[k]) !== JSON.stringify(olds[k]));
+      .filter((k) => containsUnknown(news[k]) || !sameAsRecorded(news[k], olds[k]));
     if (replaces.length > 0) return { changes: true, replaces: [...replaces], deleteBeforeReplace: false };
-    const recorded = (["endpoints", "apiservers", "journalDirectory", "version"] as const).some((k) => JSON.stringify(news[k]) !== JSON.stringify(olds[k]));
+    const recorded = (["endpoints", "apiservers", "journalDirectory", "version"] as const).some((k) => !sameAsRecorded(news[k], olds[k]));
     return { changes: recorded };
   },
 

@@ -8,7 +8,7 @@ import { writeSnapshotAtomically } from "../lib/controlPlane/etcdSnapshotFile";
 import { AUTO_SNAPSHOT_TOOL, runSnapshotTool } from "../lib/controlPlane/etcdSnapshotTool";
 import { etcdctlRestoreArgs } from "../lib/controlPlane/restoreRunbook";
 import { etcdClientOptions } from "../lib/config/etcdClientOptions";
-import { containsUnknown, secretIfGiven, TypedProvider, Wire, withSecretOutputs } from "./wire";
+import { containsUnknown, sameAsRecorded, secretIfGiven, TypedProvider, Wire, withSecretOutputs } from "./wire";
 
 /**
  * An etcd snapshot taken before anything in the migration changes, and proven to restore.
@@ -156,12 +156,8 @@ function checkInputs(news: SnapshotWire): { inputs: SnapshotWire; failures: pulu
   return { inputs, failures };
 }
 
-function sameValue(a: unknown, b: unknown): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
-}
-
 function diffInputs(olds: EtcdSnapshotOutputs, news: SnapshotWire): pulumi.dynamic.DiffResult {
-  const changed = (key: (typeof SNAPSHOT_IDENTITY)[number] | (typeof IN_PLACE)[number]): boolean => containsUnknown(news[key]) || !sameValue(olds[key], news[key]);
+  const changed = (key: (typeof SNAPSHOT_IDENTITY)[number] | (typeof IN_PLACE)[number]): boolean => containsUnknown(news[key]) || !sameAsRecorded(news[key], olds[key]);
   const replaces = SNAPSHOT_IDENTITY.filter(changed);
   const updates = IN_PLACE.filter(changed);
   if (replaces.length > 0) return { changes: true, replaces: [...replaces], deleteBeforeReplace: false };

@@ -9,7 +9,7 @@ import { drain } from "../lib/nodeMove/apiSteps/drain";
 import { rejoin } from "../lib/nodeMove/apiSteps/rejoin";
 import { addressFollow, addressReported } from "../lib/nodeMove/apiSteps/addressFollow";
 import { Clients, NODE_API_STEPS, NodeApiStepName, StepInputs, StepRun } from "../lib/nodeMove/apiSteps/stepRun";
-import { containsUnknown, kubeConfigFrom, TypedProvider, Wire, withSecretOutputs } from "./wire";
+import { containsUnknown, kubeConfigFrom, sameAsRecorded, TypedProvider, Wire, withSecretOutputs } from "./wire";
 
 /**
  * The API side of a node move (issue 7), as six resources that share one dynamic provider:
@@ -90,7 +90,7 @@ function checkInputs(news: StepWire): pulumi.dynamic.CheckResult<StepWire> {
 }
 
 function diffInputs(olds: StepOutputs, news: StepWire): pulumi.dynamic.DiffResult {
-  const same = (key: keyof StepOutputs & keyof StepWire) => JSON.stringify(olds[key]) === JSON.stringify(news[key]);
+  const same = (key: keyof StepOutputs & keyof StepWire) => sameAsRecorded(news[key], olds[key]);
   const replaces = IDENTITY.filter((key) => !same(key));
   const updates = IN_PLACE.filter((key) => !same(key));
   return { changes: replaces.length + updates.length > 0, replaces, deleteBeforeReplace: false };

@@ -2,7 +2,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { kubeRest } from "../lib/serviceMove/kubeRest";
 import { BridgeTarget, openOldIpBridges } from "../lib/serviceMove/oldIpBridge";
 import { parseServiceRefKey } from "../lib/serviceMove/serviceRef";
-import { kubeConfigFrom, requiredStrings, throwIfFailed, TypedProvider, Wire, withSecretOutputs } from "./wire";
+import { kubeConfigFrom, requiredStrings, sameAsRecorded, throwIfFailed, TypedProvider, Wire, withSecretOutputs } from "./wire";
 
 /**
  * The start of the old-ClusterIP bridge for services.strategy etcd-rewrite (lib/serviceMove/oldIpBridge.ts): before
@@ -63,7 +63,7 @@ export const oldIpBridgeOpenProvider: TypedProvider<OpenInputs, OpenOutputs> = {
   },
 
   async diff(_id, olds, news) {
-    return { changes: news.trigger !== olds.trigger || news.version !== olds.version || JSON.stringify(news.services) !== JSON.stringify(olds.services) };
+    return { changes: news.trigger !== olds.trigger || news.version !== olds.version || !sameAsRecorded(news.services, olds.services) };
   },
 
   async create(news) {

@@ -1,7 +1,7 @@
 import { createHash } from "crypto";
 import * as pulumi from "@pulumi/pulumi";
 import { runScriptOverSsh, SSH_OWN_FAILURE, SshTarget } from "../lib/remote/sshExec";
-import { isUnknown, throwIfFailed, TypedProvider, Wire, withSecretOutputs } from "./wire";
+import { isUnknown, sameAsRecorded, throwIfFailed, TypedProvider, Wire, withSecretOutputs } from "./wire";
 
 /**
  * RemoteScript: one generated bash script run once on a node over SSH (lib/remote/sshExec.ts), the way every node
@@ -134,11 +134,11 @@ export const remoteScriptProvider: TypedProvider<RemoteScriptArgs, ScriptOutputs
   async diff(_id, olds, news) {
     const replaces: string[] = [];
     if (isUnknown(news.script) || typeof news.script !== "string" || scriptDigest(news.script) !== olds.scriptSha256) replaces.push("script");
-    if (isUnknown(news.triggers) || JSON.stringify((news.triggers as unknown[] | undefined ?? []).map(String)) !== JSON.stringify(olds.triggers ?? [])) replaces.push("triggers");
+    if (isUnknown(news.triggers) || !sameAsRecorded((news.triggers as unknown[] | undefined ?? []).map(String), olds.triggers ?? [])) replaces.push("triggers");
     if (replaces.length > 0) return { changes: true, replaces, deleteBeforeReplace: false };
     if (isUnknown(news.connection)) return { changes: true };
     const { node } = recorded(asInputs(news));
-    return { changes: JSON.stringify(node) !== JSON.stringify(olds.node) || news.secretOutput !== olds.secretOutput };
+    return { changes: !sameAsRecorded(node, olds.node) || news.secretOutput !== olds.secretOutput };
   },
 
   async create(news) {

@@ -4,11 +4,13 @@
  * - the kube client config from the kubeconfig's content, with an error that never echoes the content;
  * - secret inputs and outputs: pulumi.secret for an optional input, and additionalSecretOutputs on top of the caller's;
  * - the checks every provider's check() starts with: required non-empty strings, and failures as one error;
+ * - whether an input equals what the state recorded;
  * - the types every provider is declared with: Wire<I> (what the engine hands it) and its checked inputs I and outputs O.
  * Providers are serialized by value into the state (Pulumi's closure serializer), so nothing here holds state.
  */
 import * as pulumi from "@pulumi/pulumi";
 import { KubeConfig } from "@kubernetes/client-node";
+import { isDeepStrictEqual } from "util";
 import { isUnknown } from "../lib/gate/unknownValue";
 
 export { UNKNOWN_VALUE as UNKNOWN, containsUnknown, isUnknown } from "../lib/gate/unknownValue";
@@ -58,4 +60,13 @@ export function requiredStrings<I>(news: Wire<I>, keys: ReadonlyArray<keyof I & 
 /** create/update re-check their inputs: any failure stops them, all reasons in one error. */
 export function throwIfFailed(failures: readonly pulumi.dynamic.CheckFailure[]): void {
   if (failures.length > 0) throw new Error(failures.map((f) => f.reason).join("; "));
+}
+
+/**
+ * Whether a new input equals what the state recorded. The state's round trip sorts object keys and drops undefined
+ * ones, so comparing JSON text would see a change in every recorded object on the next run.
+ */
+export function sameAsRecorded(news: unknown, recorded: unknown): boolean {
+  const plain = (v: unknown) => JSON.parse(JSON.stringify(v ?? null));
+  return isDeepStrictEqual(plain(news), plain(recorded));
 }

@@ -29,6 +29,14 @@ describe("RemoteScript provider (no dialling)", () => {
     assert.deepEqual((await remoteScriptProvider.diff!("id", olds, inputs({ triggers: ["run-2"] }))).replaces, ["triggers"]);
   });
 
+  it("the state's round trip (object keys sorted, undefined dropped) changes nothing on the next run", async () => {
+    const olds = await stateOf(inputs());
+    const sortedKeys = (v: unknown): unknown => Array.isArray(v) ? v.map(sortedKeys) : typeof v === "object" && v !== null ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortedKeys((v as Record<string, unknown>)[k])])) : v;
+    const roundTripped = sortedKeys(JSON.parse(JSON.stringify(olds))) as ScriptState;
+    assert.notEqual(JSON.stringify(roundTripped.node), JSON.stringify(olds.node), "the test reorders the recorded node's keys");
+    assert.deepEqual(await remoteScriptProvider.diff!("id", roundTripped, inputs()), { changes: false });
+  });
+
   it("a new key or dial limit records itself without running the step again", async () => {
     const olds = await stateOf(inputs());
     const rotated = await remoteScriptProvider.diff!("id", olds, inputs({ connection: { ...connection, privateKey: "NEW", perDialTimeoutSeconds: 30 } }));
