@@ -29,9 +29,9 @@ const maskKey = (raw: unknown, family: IpFamily) => (typeof raw === "object" && 
 interface ReadList { ranges: string[]; keys: string[] }
 
 /** One range or a pair, each a CIDR; a pair holds one range of each family. */
-function readRangeList(r: Reader, key: string, value: unknown, fallback: string): ReadList | undefined {
+function readRangeList(r: Reader, key: string, value: unknown, example: string): ReadList | undefined {
   if (!Array.isArray(value)) {
-    const cidr = r.cidr(key, value === undefined ? fallback : value, fallback);
+    const cidr = r.cidr(key, value, example);
     return cidr ? { ranges: [cidr], keys: [key] } : undefined;
   }
   if (value.length === 0 || value.length > 2) {
@@ -39,7 +39,7 @@ function readRangeList(r: Reader, key: string, value: unknown, fallback: string)
     return undefined;
   }
   const keys = value.map((_, i) => `${key}[${i}]`);
-  const ranges = value.map((v, i) => r.cidr(keys[i], v, fallback));
+  const ranges = value.map((v, i) => r.cidr(keys[i], v, example));
   if (ranges.some((c) => c === undefined)) return undefined;
   const cidrs = ranges as string[];
   if (cidrs.length === 2 && familyOf(cidrs[0]) === familyOf(cidrs[1])) {

@@ -211,6 +211,11 @@ describe("lib/config validateConfig", () => {
     rejects(withValue("kubeconfig", "apiVersion: v1\nkind: Config\n"), "kubeconfig", [/plaintext/, /--secret/]));
   it("rejects a missing required key with the command that sets it", () =>
     rejects(withValue("podCidr.nodeMaskSize", undefined), "podCidr.nodeMaskSize", [/required/, /pulumi config set --path 'podCidr\.nodeMaskSize' 24/]));
+  // an example in an error, never a value: a run must not move the cluster to a range nobody chose
+  for (const key of ["serviceCidr.from", "serviceCidr.to", "podCidr.from", "podCidr.to"]) {
+    it(`rejects a missing ${key} instead of taking the example range`, () =>
+      rejects(withValue(key, undefined), key, [/is required/, new RegExp(`pulumi config set --path '${key.replace(".", "\\.")}'`)]));
+  }
   it("rejects a node without a control-plane role in the list", () => {
     const values = baseValues();
     values.nodes = [{ name: "w", host: "10.0.0.21", role: "worker" }];
