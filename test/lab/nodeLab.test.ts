@@ -117,6 +117,32 @@ describe("the migration on real nodes (node lab)", function () {
     });
   });
 
+  describe("a worker's address changed in the same run (nodeAddresses, issue 16)", () => {
+    let m: LabMigration;
+    before(async () => {
+      m = await migrateLab({ bridge: false, strategy: "reregister", moveAddresses: ["worker-2"], previewAgain: true });
+    });
+
+    it("migrates the cluster: verify clean, every pod and podCIDR new, cni0 and flannel.1 on the new subnets, DNS at its final IP", () => {
+      migratedCluster(m);
+    });
+
+    it("worker-2 is at its new address only: the Node, its host-network pods, the node's own interface; a second run changes nothing", () => {
+      const [{ name, from, to }] = m.addressMoves;
+      const node = kubectlJson(m, ["get", "node", name]);
+      assert.deepEqual(node.status.addresses.filter((a: { type: string }) => a.type === "InternalIP").map((a: { address: string }) => a.address), [to]);
+      const hostNetwork = kubectlJson(m, ["get", "pods", "--all-namespaces", "--field-selector", `spec.nodeName=${name}`]).items.filter((p) => p.spec.hostNetwork);
+      assert.ok(hostNetwork.length >= 2, `kube-proxy and flannel run on ${name}: ${hostNetwork.map((p) => p.metadata.name).join(", ")}`);
+      for (const p of hostNetwork) assert.equal(p.status.podIP, to, `${p.metadata.namespace}/${p.metadata.name} at ${to}`);
+      const addresses = inNode(name, ["ip", "-4", "-o", "addr", "show", "dev", "eth0"]);
+      assert.match(addresses, new RegExp(`inet ${to.replace(/\./g, "\\.")}/24`));
+      assert.doesNotMatch(addresses, new RegExp(`inet ${from.replace(/\./g, "\\.")}/`));
+      const { traffic } = trafficOf(m);
+      console.log(`      ${name} ${from} → ${to} with the migration: pulumi up ${(m.up.millis / 1000).toFixed(1)} s; failed lookups ${traffic.total.dns.fail}, requests by name ${traffic.total.name.fail}`);
+      assert.equal(m.again?.exitCode, 0, `a second run would change something; see ${m.again?.logFile}`);
+    });
+  });
+
   describe("kubeadm-rejoin for the workers, with the old-ClusterIP bridge", () => {
     let m: LabMigration;
     before(async () => {

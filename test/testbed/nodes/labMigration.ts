@@ -30,6 +30,10 @@ export interface LabMigrationOptions {
    * README says (cancel, refresh --clear-pending-creates) and run `up` again.
    */
   killAfter?: string;
+  /** Nodes whose address the run changes too (nodeAddresses): each to its address's host number + 100. */
+  moveAddresses?: string[];
+  /** After verify, a second `pulumi preview --expect-no-changes` (`again`). */
+  previewAgain?: boolean;
   /** Called with the lab's kubeconfig right before `pulumi up` (to record the cluster as it was). */
   beforeUp?: (kubeconfigPath: string) => void;
   log?: (line: string) => void;
@@ -39,6 +43,12 @@ export interface Timed {
   exitCode: number | null;
   millis: number;
   logFile: string;
+}
+
+export interface AddressMove {
+  name: string;
+  from: string;
+  to: string;
 }
 
 export interface LabMigration {
@@ -52,6 +62,10 @@ export interface LabMigration {
   verify: Timed;
   /** the engine's events of `pulumi up`, each stamped when it was read */
   events: TimedEvent[];
+  /** the nodes' address changes, as configured */
+  addressMoves: AddressMove[];
+  /** the second preview, when asked for */
+  again?: Timed;
   /** everything the prober pods recorded */
   records: Array<Record<string, unknown>>;
 }
@@ -113,6 +127,16 @@ export async function migrateLab(opts: LabMigrationOptions): Promise<LabMigratio
     ...(opts.strategy ? [["nodeRollout.strategy", opts.strategy] as [string, string]] : []),
     ...(opts.servicesStrategy ? [["services.strategy", opts.servicesStrategy] as [string, string]] : []),
   ];
+  const addressMoves = (opts.moveAddresses ?? []).map((name) => {
+    const from = lab.nodes.find((n) => n.name === name)?.ip;
+    if (!from) throw new Error(`no lab node ${name} to move`);
+    const octets = from.split(".");
+    return { name, from, to: [...octets.slice(0, 3), String(Number(octets[3]) + 100)].join(".") };
+  });
+  addressMoves.forEach((move, i) => settings.push(
+    [`nodeAddresses[${i}].name`, move.name], [`nodeAddresses[${i}].from`, move.from], [`nodeAddresses[${i}].to`, move.to]));
+  // the lab's nodes share one /24 bridge and keep no address config of their own: the live address only
+  if (addressMoves.length > 0) settings.push(["hostAddress.persistence", "none"], ["hostAddress.prefix", "24"]);
   for (const [key, value] of settings) {
     const set = await run(["config", "set", "--path", key, value, "--stack", lab.stack], env, path.join(work, "config.log"), "pulumi");
     if (set.exitCode !== 0) throw new Error(`pulumi config set ${key} ${value} failed; see ${set.logFile}`);
@@ -159,5 +183,6 @@ export async function migrateLab(opts: LabMigrationOptions): Promise<LabMigratio
   log(`verify: exit ${verify.exitCode}`);
   await sleep(BASELINE_MS);
   stopProber(lab.kubeconfigPath);
-  return { lab, work, clusterUpMillis, cachedIp, preview, up, verify, events: tail.events, records: readProberRecords() };
+  const again = opts.previewAgain ? await run(["pulumi", "preview", "--expect-no-changes", "--stack", lab.stack], env, path.join(work, "preview-again.log")) : undefined;
+  return { lab, work, clusterUpMillis, cachedIp, preview, up, verify, addressMoves, ...(again ? { again } : {}), events: tail.events, records: readProberRecords() };
 }
