@@ -18,7 +18,8 @@
  *                           else the old manifest back (lib/remote/scripts/guardedManifestEdit)
  *   apiserver          SSH  kube-apiserver.yaml (--advertise-address, its annotation, probes), the same way
  *   components         SSH  controller-manager.conf, scheduler.conf, admin.conf (`server:`) written checked; the
- *                           controller-manager and the scheduler restarted as new pods (lib/remote/scripts/writeFilesThenRestart)
+ *                           controller-manager's and the scheduler's manifests marked with the new address, so the
+ *                           kubelet restarts them as new pods (lib/controlPlane/staticPodRestartEdit)
  *   node-follow        API  the host-network DaemonSet pods off the old address; no static pod left there
  *   certs-new          SSH  the certificates re-issued without the old address
  *   etcd-handoff       leadership handed on again if the member leads: its own connections to its peers leave
@@ -145,7 +146,7 @@ export class ControlPlaneAddress extends pulumi.ComponentResource {
 
       // the kubelet first: the static pods restarted below take the address the Node reports when they start
       const kubelet = step("kubelet", edited((e) => e.kubelet.length > 0
-        ? writeFilesThenRestart({ files: e.kubelet, restart: ["kubelet"], backupDir, healthTimeoutSeconds: timeoutSeconds, root: args.root })
+        ? writeFilesThenRestart({ files: e.kubelet, restartKubelet: true, backupDir, healthTimeoutSeconds: timeoutSeconds, root: args.root })
         : nothingToDo("kubelet", `neither kubelet.conf nor --node-ip names ${change.from} (moved already)`)), [read]);
       const nodeAddress = new NodeAddressReported(`${name}-${node.name}-node-address`, follow, { parent: this, dependsOn: [kubelet] });
       const etcdPeer = new EtcdPeerMove(`${name}-${node.name}-etcd-peer`, { ...member, step: "move" }, { parent: this, dependsOn: [nodeAddress] });
@@ -164,8 +165,9 @@ export class ControlPlaneAddress extends pulumi.ComponentResource {
         })
         : nothingToDo("apiserver", `${APISERVER_MANIFEST} names ${change.from} nowhere (moved already)`)), [etcd]);
       // restarted even when no kubeconfig of theirs names the node: as new pods they take the new address
-      const components = step("components", edited((e) =>
-        writeFilesThenRestart({ files: e.components, restart: ["kube-controller-manager", "kube-scheduler"], backupDir, healthTimeoutSeconds: timeoutSeconds, root: args.root })), [apiserver]);
+      const components = step("components", edited((e) => e.components.length + e.restarts.length > 0
+        ? writeFilesThenRestart({ files: e.components, manifests: e.restarts, backupDir, healthTimeoutSeconds: timeoutSeconds, root: args.root })
+        : nothingToDo("components", `no kubeconfig names ${change.from} and both manifests carry the new address (moved already)`)), [apiserver]);
       const nodeFollow = new NodeAddressFollow(`${name}-${node.name}-node-follow`, follow, { parent: this, dependsOn: [components] });
       const certsNew = step("certs-new", certs(false), [nodeFollow]);
       // the member's own connections to its peers leave from the old address: if it leads, that drop costs an election

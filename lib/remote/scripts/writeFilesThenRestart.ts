@@ -1,33 +1,36 @@
 /**
  * writeFilesThenRestart: a control-plane node's kubeconfigs and kubelet flags after its address moved (issue 16),
  * and the restarts that make their readers see them: each file written with writeFileChecked (refused if it changed
- * since it was read, backed up once), then the static pods asked for restarted, and the kubelet last.
+ * since it was read, backed up once), then each static pod's manifest edit, then the kubelet.
  *
- * Input: `{ files: [{ path, current, next }], restart, backupDir, healthTimeoutSeconds?, manifestsDir?, root? }`.
- * - A static pod (the controller-manager, the scheduler) restarts the way kubeadm's docs restart one: its manifest
- *   moved out of the kubelet's directory (to `<backupDir>/restart-held`) until its process is gone, then back; then
- *   the wait for a process of it that was not there before and that answers its health URL "ok". It comes back as a
- *   new pod, which takes the Node's current address (a running pod keeps the one it started with). In a test's
- *   sandbox root no real process is named, so there the script only moves the manifest and waits for health.
- * - The kubelet restarts through systemctl.
- * Re-run: the writes find the new content and change nothing; a manifest a cut-short run held is put back; the
- * restarts run again, which is harmless.
+ * Input: `{ files: [{ path, current, next }], manifests?, restartKubelet?, backupDir, healthTimeoutSeconds?, root? }`.
+ * - `manifests`: `[{ component, path, current, next }]`, a static pod (the controller-manager, the scheduler) whose
+ *   manifest edit (lib/controlPlane/staticPodRestartEdit) makes the kubelet start it as a new pod, which reads its
+ *   kubeconfig again and takes the Node's current address. Each is written checked, then the script waits for a
+ *   process of it that was not there before and that answers its health URL "ok". A manifest that already had the
+ *   new content (a re-run of a step cut short after its write) waits for health only. In a test's sandbox root no
+ *   real process is named, so there the script waits for health.
+ * - `restartKubelet`: the kubelet restarted through systemctl, last.
+ * Re-run: the writes find the new content and change nothing; the kubelet restarts again, which is harmless.
  */
 import { SandboxRoot, buildScript, hostPath, sh } from "../remoteScript";
 import { embedScript } from "./embedScript";
-import { nodePath, notInside, positiveInteger } from "./inputs";
-import { pidsOf } from "./shellFunctions";
+import { positiveInteger } from "./inputs";
+import { pidsOf, sha256Of } from "./shellFunctions";
 import { writeFileChecked } from "./writeManifest";
 
-export type Restartable = "kube-controller-manager" | "kube-scheduler" | "kubelet";
+export interface FileWrite {
+  path: string;
+  current: string;
+  next: string;
+}
 
 export interface WriteFilesThenRestartInput extends SandboxRoot {
-  files: readonly { path: string; current: string; next: string }[];
-  restart: readonly Restartable[];
+  files: readonly FileWrite[];
+  manifests?: readonly (FileWrite & { component: keyof typeof STATIC_POD_HEALTH_URLS })[];
+  restartKubelet?: boolean;
   backupDir: string;
   healthTimeoutSeconds?: number;
-  /** The kubelet's static-pod directory (default /etc/kubernetes/manifests). */
-  manifestsDir?: string;
 }
 
 /** The health endpoints kubeadm's manifests probe, on the node itself. */
@@ -37,52 +40,25 @@ export const STATIC_POD_HEALTH_URLS = {
 } as const;
 
 export function writeFilesThenRestart(input: WriteFilesThenRestartInput): string {
-  if (input.files.length === 0 && input.restart.length === 0) throw new Error("nothing to write and nothing to restart; leave the step out");
+  const manifests = input.manifests ?? [];
+  if (input.files.length === 0 && manifests.length === 0 && !input.restartKubelet) throw new Error("nothing to write and nothing to restart; leave the step out");
   const timeout = positiveInteger(input.healthTimeoutSeconds ?? 300, "healthTimeoutSeconds");
-  const backupDir = nodePath(input.backupDir, "backupDir");
-  const manifestsDir = nodePath(input.manifestsDir ?? "/etc/kubernetes/manifests", "manifestsDir");
-  notInside(backupDir, "backupDir", manifestsDir, "manifestsDir");
-  const writes = input.files.map((f) => embedScript("WRITE_SCRIPT", writeFileChecked({ path: f.path, currentContent: f.current, newContent: f.next, backupDir: input.backupDir, root: input.root })));
-  const staticPods = input.restart.filter((c): c is keyof typeof STATIC_POD_HEALTH_URLS => c !== "kubelet");
+  const writeOf = (f: FileWrite) => embedScript("WRITE_SCRIPT", writeFileChecked({ path: f.path, currentContent: f.current, newContent: f.next, backupDir: input.backupDir, root: input.root }));
   return buildScript({ name: "write-files-then-restart", root: input.root }, [
     // each write in a subshell of its own: every embedded script is the same readonly variable there
-    ...writes.map((w, i) => sh`
+    ...input.files.map((f) => sh`
       (
-        ${w}
+        ${writeOf(f)}
         bash -c "$WRITE_SCRIPT" write-file
-      ) || die ${`${input.files[i].path} was not changed (see above); re-read the node's files and run again`}
+      ) || die ${`${f.path} was not changed (see above); re-read the node's files and run again`}
     `),
-    ...(staticPods.length > 0 ? [pidsOf, sh`
+    ...(manifests.length > 0 ? [pidsOf, sha256Of, sh`
       readonly PROC=${hostPath("/proc")}
-      readonly MANIFESTS=${hostPath(manifestsDir)}
-      readonly HELD=${hostPath(`${backupDir}/restart-held`)}
       readonly TIMEOUT=${timeout}
 
-      # restart_static_pod NAME URL: its manifest moved out of the kubelet's directory until the pod is gone, then
-      # back: the kubelet starts it as a new pod (a new address; the same process would keep the old one) that
-      # reads its kubeconfig again; wait until a new process answers URL "ok". A manifest left out by a run cut
-      # short is put back first.
-      restart_static_pod() {
-        local component=$1 url=$2 before fresh health pid deadline
-        local manifest="$MANIFESTS/$component.yaml" held="$HELD/$component.yaml"
-        if [ ! -f "$manifest" ] && [ -f "$held" ]; then
-          mv -f -- "$held" "$manifest"
-          note "$component: put back $manifest, which an earlier run held"
-        fi
-        if [ ! -f "$manifest" ]; then
-          note "$component: no $manifest here (not a static pod of this node); nothing to restart"
-          return 0
-        fi
-        before=" $(pids_of "$component" | tr '\n' ' ')"
-        mkdir -p -- "$HELD"
-        mv -f -- "$manifest" "$held"
-        deadline=$((SECONDS + TIMEOUT))
-        while [ "$PROC" = /proc ] && [ -n "$(pids_of "$component")" ]; do
-          [ "$SECONDS" -lt "$deadline" ] || { mv -f -- "$held" "$manifest"; die "$component still runs \${TIMEOUT}s after its manifest was moved out; its manifest is back, check the kubelet (journalctl -u kubelet)"; }
-          sleep 1
-        done
-        mv -f -- "$held" "$manifest"
-        note "$component: stopped, manifest back in $MANIFESTS"
+      # wait_restarted NAME URL BEFORE: until a process of NAME not among the pids BEFORE (" 1 2 ") answers URL "ok"
+      wait_restarted() {
+        local component=$1 url=$2 before=$3 fresh health pid deadline=$((SECONDS + TIMEOUT))
         while :; do
           fresh=''
           for pid in $(pids_of "$component"); do
@@ -91,15 +67,26 @@ export function writeFilesThenRestart(input: WriteFilesThenRestartInput): string
           [ "$PROC" = /proc ] || fresh=stand-in
           health=$(curl -k -s -S --max-time 5 "$url" 2>&1) || true
           if [ -n "$fresh" ] && [ "$health" = ok ]; then
-            note "$component restarted (pid $fresh) and is healthy"
+            note "$component restarted as a new pod (pid $fresh) and is healthy"
             return 0
           fi
-          [ "$SECONDS" -lt "$deadline" ] || die "$component did not come back healthy within \${TIMEOUT}s of its restart (health answer '\${health:0:200}'); check its static pod (crictl ps -a, crictl logs)"
+          [ "$SECONDS" -lt "$deadline" ] || die "$component did not come back healthy within \${TIMEOUT}s of its manifest edit (health answer '\${health:0:200}'); check its static pod (crictl ps -a, crictl logs)"
           sleep 1
         done
       }
-    `, ...staticPods.map((component) => sh`restart_static_pod ${component} ${STATIC_POD_HEALTH_URLS[component]}`)] : []),
-    ...(input.restart.includes("kubelet") ? [sh`
+    `, ...manifests.map((m) => sh`
+      (
+        ${writeOf(m)}
+        readonly MANIFEST=${hostPath(m.path)} COMPONENT=${m.component} URL=${STATIC_POD_HEALTH_URLS[m.component]}
+        before=" $(pids_of "$COMPONENT" | tr '\n' ' ')"
+        sha_before=$(sha256_of "$MANIFEST")
+        bash -c "$WRITE_SCRIPT" write-file || die "$MANIFEST was not changed (see above); re-read the node's files and run again"
+        # written before (a step cut short): whichever process runs now must only be healthy
+        [ "$(sha256_of "$MANIFEST")" != "$sha_before" ] || before=" "
+        wait_restarted "$COMPONENT" "$URL" "$before"
+      ) || exit 1
+    `)] : []),
+    ...(input.restartKubelet ? [sh`
       systemctl restart kubelet
       systemctl is-active --quiet kubelet || die "the kubelet did not start again; see journalctl -u kubelet"
       note "kubelet restarted; it reports the node's new address"

@@ -12,6 +12,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { ControlPlaneAddress, ControlPlaneAddressArgs } from "../../../components/controlPlaneAddress";
 import { REMOTE_SCRIPT_TYPE } from "../../../lib/gate/policyRules";
 import { CONTROL_PLANE_NODE_FILES } from "../../../lib/controlPlane/controlPlaneAddressEdits";
+import { markNodeAddress } from "../../../lib/controlPlane/staticPodRestartEdit";
 import { MockGraph, RegisteredResource, captureGraph, isWireSecret, plaintextOf } from "../../support/pulumiMocks";
 
 const MANIFESTS = path.join(__dirname, "..", "..", "fixtures", "manifests");
@@ -29,6 +30,10 @@ function nodeFiles(ip: string): Map<string, string | undefined> {
   const files = new Map<string, string | undefined>(CONTROL_PLANE_NODE_FILES.map((p) => [p, undefined]));
   files.set("/etc/kubernetes/manifests/etcd.yaml", at(fs.readFileSync(path.join(MANIFESTS, "v1.29-single-cp-etcd.yaml"), "utf8")));
   files.set("/etc/kubernetes/manifests/kube-apiserver.yaml", at(fs.readFileSync(path.join(MANIFESTS, "v1.29-single-cp-kube-apiserver.yaml"), "utf8")));
+  const kcm = fs.readFileSync(path.join(MANIFESTS, "v1.29-single-cp-kube-controller-manager.yaml"), "utf8");
+  files.set("/etc/kubernetes/manifests/kube-controller-manager.yaml", kcm);
+  // no scheduler manifest among the fixtures: the controller-manager's, renamed, has the shape the edit meets
+  files.set("/etc/kubernetes/manifests/kube-scheduler.yaml", kcm.split("kube-controller-manager").join("kube-scheduler"));
   for (const conf of ["admin", "controller-manager", "scheduler", "kubelet"]) files.set(`/etc/kubernetes/${conf}.conf`, kubeconfigAt(ip));
   files.set("/var/lib/kubelet/kubeadm-flags.env", `KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///run/containerd/containerd.sock --node-ip=${ip}"\n`);
   return files;
@@ -122,7 +127,7 @@ describe("ControlPlaneAddress (mocked engine): a control-plane node's address ch
     const kubelet = step(graph, "cp-2", "kubelet").inputs.script as string;
     for (const p of ["/etc/kubernetes/kubelet.conf", "/var/lib/kubelet/kubeadm-flags.env"]) assert.ok(kubelet.includes(base64Of(moved(p))), `${p} written at the new address`);
     assert.match(kubelet, /systemctl restart kubelet/);
-    assert.doesNotMatch(kubelet, /restart_static_pod/);
+    assert.doesNotMatch(kubelet, /wait_restarted/);
     const etcd = step(graph, "cp-2", "etcd").inputs.script as string;
     assert.ok(etcd.includes(base64Of(moved("/etc/kubernetes/manifests/etcd.yaml"))), "the etcd manifest at the new address");
     assert.match(etcd, /http:\/\/127\.0\.0\.1:2381\/readyz/);
@@ -134,7 +139,13 @@ describe("ControlPlaneAddress (mocked engine): a control-plane node's address ch
     for (const p of ["/etc/kubernetes/admin.conf", "/etc/kubernetes/controller-manager.conf", "/etc/kubernetes/scheduler.conf"]) {
       assert.ok(components.includes(base64Of(moved(p))), `${p} written at the new address`);
     }
-    assert.match(components, /restart_static_pod 'kube-controller-manager' 'https:\/\/127\.0\.0\.1:10257\/healthz'\nrestart_static_pod 'kube-scheduler' 'https:\/\/127\.0\.0\.1:10259\/healthz'/);
+    // then each manifest marked with the new address, and a new process of it waited for at its health URL
+    for (const [component, url] of [["kube-controller-manager", "https://127.0.0.1:10257/healthz"], ["kube-scheduler", "https://127.0.0.1:10259/healthz"]]) {
+      const manifest = `/etc/kubernetes/manifests/${component}.yaml`;
+      assert.ok(components.includes(base64Of(markNodeAddress(files.get(manifest)!, manifest, NEW["cp-2"])!)), `${manifest} marked with the new address`);
+      assert.ok(components.includes(`COMPONENT='${component}' URL='${url}'`), `${component} waited for at ${url}`);
+    }
+    assert.ok(components.indexOf(base64Of(moved("/etc/kubernetes/scheduler.conf"))) < components.indexOf("COMPONENT='kube-controller-manager'"), "the kubeconfigs first");
     assert.doesNotMatch(components, /systemctl/);
     for (const name of ["kubelet", "etcd", "apiserver", "components", "address-add", "address-remove-old", "certs-both", "certs-new"]) shellcheck(`cp-2 ${name}`, step(graph, "cp-2", name).inputs.script);
   });

@@ -29,6 +29,7 @@ import { stopStaticPods } from "../../../lib/remote/scripts/stopStaticPods";
 import { ROUTE_PROTOCOL, flannelBridgeRoutes } from "../../../lib/remote/scripts/flannelBridgeRoutes";
 import { startHeldManifest } from "../../../lib/remote/scripts/startHeldManifest";
 import { sha256HexOf, writeFileChecked, writeManifest } from "../../../lib/remote/scripts/writeManifest";
+import { markNodeAddress } from "../../../lib/controlPlane/staticPodRestartEdit";
 import { tempDir } from "../../support/tempDirs";
 
 const FIXTURES = path.join(__dirname, "..", "..", "fixtures", "manifests");
@@ -927,7 +928,9 @@ describe("step scripts in a sandbox root", function () {
     const before: Record<string, string> = { [KCM_CONF]: "server: https://192.168.1.5:6443\n", [FLAGS]: 'KUBELET_KUBEADM_ARGS="--node-ip=192.168.1.5"\n' };
     const after: Record<string, string> = { [KCM_CONF]: "server: https://192.168.7.5:6443\n", [FLAGS]: 'KUBELET_KUBEADM_ARGS="--node-ip=192.168.7.5"\n' };
     const files = [KCM_CONF, FLAGS].map((p) => ({ path: p, current: before[p], next: after[p] }));
-    const script = (node: FakeNode) => writeFilesThenRestart({ files, restart: ["kube-controller-manager", "kube-scheduler", "kubelet"], backupDir: BACKUP_DIR, healthTimeoutSeconds: 2, root: node.root });
+    const MARKED_KCM = markNodeAddress(KCM, KCM_MANIFEST, "192.168.7.5")!;
+    const manifests = [{ component: "kube-controller-manager" as const, path: KCM_MANIFEST, current: KCM, next: MARKED_KCM }];
+    const script = (node: FakeNode) => writeFilesThenRestart({ files, manifests, restartKubelet: true, backupDir: BACKUP_DIR, healthTimeoutSeconds: 2, root: node.root });
     const nodeWith = (content: Record<string, string>) => {
       const node = new FakeNode();
       for (const [p, text] of Object.entries(content)) node.write(p, text);
@@ -936,7 +939,7 @@ describe("step scripts in a sandbox root", function () {
       return node;
     };
 
-    it("writes each file checked and backed up, restarts a static pod by its manifest (out, then back) and waits for its health, restarts the kubelet; a re-run writes nothing", () => {
+    it("writes each file checked and backed up, then the marked manifest, waits for the component's health, restarts the kubelet; a re-run writes nothing", () => {
       const node = nodeWith(before);
       fs.writeFileSync(path.join(node.state, "health"), "ok");
       const { first, second } = node.runTwice(track("writeFilesThenRestart", script(node)));
@@ -944,23 +947,12 @@ describe("step scripts in a sandbox root", function () {
         assert.equal(node.read(p), after[p]);
         assert.equal(node.read(`${BACKUP_DIR}${p}`), before[p], `${p} backed up`);
       }
-      assert.equal(node.read(KCM_MANIFEST), KCM, "the manifest is back, unchanged");
-      assert.ok(!node.exists(`${BACKUP_DIR}/restart-held/kube-controller-manager.yaml`), "nothing left held");
-      assert.match(first.stdout, /kube-controller-manager: stopped, manifest back in .*\n.*kube-controller-manager restarted \(pid stand-in\) and is healthy/);
-      assert.match(first.stdout, /kube-scheduler: no .*kube-scheduler\.yaml here \(not a static pod of this node\); nothing to restart/);
-      assert.match(second.stdout, /already has the new content|unchanged|nothing to do/i);
+      assert.equal(node.read(KCM_MANIFEST), MARKED_KCM, "the manifest carries the new address: a new pod for the kubelet");
+      assert.equal(node.read(`${BACKUP_DIR}${KCM_MANIFEST}`), KCM, "the manifest backed up");
+      assert.match(first.stdout, /wrote .*kube-controller-manager\.yaml[^\n]*\n.*kube-controller-manager restarted as a new pod \(pid stand-in\) and is healthy/);
+      assert.match(second.stdout, /kube-controller-manager\.yaml already has the new content; nothing to do/);
       assert.deepEqual(node.calls().filter((c) => c.startsWith("systemctl")), ["systemctl restart kubelet", "systemctl is-active --quiet kubelet", "systemctl restart kubelet", "systemctl is-active --quiet kubelet"]);
       assert.ok(node.calls().some((c) => c.endsWith("https://127.0.0.1:10257/healthz")));
-    });
-
-    it("puts back a manifest a cut-short run held", () => {
-      const node = nodeWith(before);
-      fs.rmSync(node.path(KCM_MANIFEST));
-      node.write(`${BACKUP_DIR}/restart-held/kube-controller-manager.yaml`, KCM, 0o600);
-      fs.writeFileSync(path.join(node.state, "health"), "ok");
-      const { stdout } = node.runOk(script(node));
-      assert.match(stdout, /kube-controller-manager: put back .*kube-controller-manager\.yaml, which an earlier run held/);
-      assert.equal(node.read(KCM_MANIFEST), KCM);
     });
 
     it("refuses a file changed since it was read, before any restart, and fails when the component stays unhealthy", () => {
@@ -970,14 +962,24 @@ describe("step scripts in a sandbox root", function () {
       assert.equal(refused.status, 1);
       assert.match(refused.stderr, /controller-manager\.conf changed since the edit was planned/);
       assert.equal(changed.read(KCM_CONF), "server: https://10.9.9.9:6443\n");
+      assert.equal(changed.read(KCM_MANIFEST), KCM, "the manifest is not touched");
       assert.deepEqual(changed.calls(), [], "nothing restarted");
 
       const unhealthy = nodeWith(before);
       const failed = unhealthy.run(script(unhealthy));
       assert.equal(failed.status, 1);
-      assert.match(failed.stderr, /kube-controller-manager did not come back healthy within 2s of its restart \(health answer 'curl: \(7\) Failed to connect'\)/);
-      assert.equal(unhealthy.read(KCM_MANIFEST), KCM, "its manifest is back in place");
+      assert.match(failed.stderr, /kube-controller-manager did not come back healthy within 2s of its manifest edit \(health answer 'curl: \(7\) Failed to connect'\)/);
       assert.ok(!unhealthy.calls().some((c) => c.startsWith("systemctl")), "the kubelet is not restarted after a failure");
+    });
+
+    it("refuses a manifest changed since it was read, naming it", () => {
+      const node = nodeWith(before);
+      node.write(KCM_MANIFEST, `${KCM}# edited by hand\n`, 0o600);
+      fs.writeFileSync(path.join(node.state, "health"), "ok");
+      const refused = node.run(script(node));
+      assert.equal(refused.status, 1);
+      assert.match(refused.stderr, /kube-controller-manager\.yaml changed since the edit was planned/);
+      assert.ok(!node.calls().some((c) => c.startsWith("systemctl")));
     });
   });
 
@@ -994,7 +996,7 @@ describe("step scripts in a sandbox root", function () {
         ["kubeadmRejoin", kubeadmRejoin({ endpoint: "cp.example:6443", token: new Sensitive("abcdef.0123456789abcdef"), caCertHash: `sha256:${"0".repeat(64)}`, rejoinId: "m1", backupDir: BACKUP_DIR, criSocket: "unix:///run/containerd/containerd.sock" }).reveal("script")],
         ["readFile", readFile({ path: "/var/lib/kubelet/config.yaml" })],
         ["readFiles", readFiles({ paths: ["/etc/kubernetes/admin.conf", "/var/lib/kubelet/kubeadm-flags.env"] })],
-        ["writeFilesThenRestart", writeFilesThenRestart({ files: [{ path: "/etc/kubernetes/scheduler.conf", current: "a", next: "b" }], restart: ["kube-scheduler", "kube-controller-manager", "kubelet"], backupDir: BACKUP_DIR })],
+        ["writeFilesThenRestart", writeFilesThenRestart({ files: [{ path: "/etc/kubernetes/scheduler.conf", current: "a", next: "b" }], manifests: [{ component: "kube-scheduler", path: "/etc/kubernetes/manifests/kube-scheduler.yaml", current: "a", next: "b" }, { component: "kube-controller-manager", path: "/etc/kubernetes/manifests/kube-controller-manager.yaml", current: "c", next: "d" }], restartKubelet: true, backupDir: BACKUP_DIR })],
       ] as const;
       const all = [...generated, ...forRealRoot.map(([name, script]) => ({ name, script }))];
       const names = new Set(all.map((s) => s.name.split("-")[0]));
