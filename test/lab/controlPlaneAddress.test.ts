@@ -142,6 +142,12 @@ describe("control-plane node address change on real kubeadm nodes, through the r
     const runSeconds = (performance.now() - started) / 1000;
     console.log(`      ${MOVED} ${from} → ${to}: pulumi up ${runSeconds.toFixed(1)} s; its apiserver unavailable ${seconds(movedApi.outages).toFixed(1)} s in ${movedApi.outages.length} outage(s) (longest ${longest(movedApi.outages).toFixed(1)} s); cp-1's ${seconds(endpointApi.outages).toFixed(1)} s; ${writer.acknowledged.length} etcd writes, ${writer.failed.length} refused`);
     assert.equal(up!.exitCode, 0, `pulumi up failed:\n${up!.stdout.slice(-6000)}${up!.stderr.slice(-3000)}`);
+    // where a restart's time went: each step's last notes (the wait says when the old process was gone)
+    const state = await stack.exportState();
+    for (const stepName of ["kubelet", "etcd", "apiserver", "components"]) {
+      const stdout = String(state.resources.find((r) => r.urn.endsWith(`::control-plane-address-${MOVED}-${stepName}`))?.outputs?.stdout ?? "");
+      console.log(`      ${stepName}: ${stdout.trim().split("\n").slice(-2).join(" | ")}`);
+    }
 
     // etcd: quorum held, nothing lost, the member moved in place
     assert.deepEqual(writer.failed, [], "quorum held: no write was refused");

@@ -83,11 +83,15 @@ export function waitComponentHealthy(input: WaitComponentHealthyInput): string {
       }
 
       deadline=$((SECONDS + TIMEOUT))
+      started=$SECONDS
+      old_gone=''
       while :; do
         scan_processes
+        # when the last process without the flags went: the kubelet's share of the restart, for the log
+        [ -n "$old_gone" ] || [ "$STALE" -gt 0 ] || old_gone=$((SECONDS - started))
         health=$(curl -k -s -S --max-time 5 "$URL" 2>&1) || true
         if [ "$RUNNING" -gt 0 ] && [ "$STALE" -eq 0 ] && [ "$health" = ok ]; then
-          note "$COMPONENT is healthy and runs with \${EXPECT_FLAGS[*]}"
+          note "$COMPONENT is healthy and runs with \${EXPECT_FLAGS[*]} after $((SECONDS - started))s (no old process left after \${old_gone}s)"
           exit 0
         fi
         if [ "$SECONDS" -ge "$deadline" ]; then
