@@ -96,7 +96,8 @@ function bridgedTraffic(m: LabMigration): void {
 describe("the migration on real nodes (node lab)", function () {
   this.timeout(30 * 60_000);
   after(async () => {
-    await labDown();
+    // CIDR_MIGRATION_LAB_KEEP=1 leaves the last case's cluster and stack up to look at (`sandbox down --nodes` removes it)
+    if (process.env.CIDR_MIGRATION_LAB_KEEP !== "1") await labDown();
   });
 
   describe("reregister, no bridge", () => {
