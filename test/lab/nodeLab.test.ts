@@ -10,7 +10,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { cidrContains } from "../../lib/net/cidr";
 import { phaseWindows, stepWindows } from "../testbed/nodes/engineTimeline";
-import { LAB_RANGES, labDir, labDown } from "../testbed/nodes/labStack";
+import { defaultSite, LAB_RANGES, labDir, labDown, LabSite } from "../testbed/nodes/labStack";
 import { LabMigration, migrateLab } from "../testbed/nodes/labMigration";
 import { summarizeTraffic } from "../testbed/nodes/trafficSummary";
 import { inNode } from "../testbed/nodes/inNode";
@@ -62,6 +62,27 @@ function migratedCluster(m: LabMigration): void {
   for (const pod of pods) assert.ok(cidrContains(NEW_POD_RANGE, pod.status.podIP), `${pod.metadata.namespace}/${pod.metadata.name} ${pod.status.podIP} is in ${NEW_POD_RANGE}`);
   const dns = kubectlJson(m, ["-n", "kube-system", "get", "service", "kube-dns"]);
   assert.equal(dns.spec.clusterIP, DNS_FINAL_IP);
+}
+
+/**
+ * Every moved node at its new address only: its Node's InternalIP, its host-network pods (at least `hostNetworkPods[name]`)
+ * and its own interface; then the second preview found nothing to change.
+ */
+function movedNodes(m: LabMigration, hostNetworkPods: Record<string, number>): void {
+  for (const { name, from, to } of m.addressMoves) {
+    const node = kubectlJson(m, ["get", "node", name]);
+    assert.deepEqual(node.status.addresses.filter((a: { type: string }) => a.type === "InternalIP").map((a: { address: string }) => a.address), [to], name);
+    const hostNetwork = kubectlJson(m, ["get", "pods", "--all-namespaces", "--field-selector", `spec.nodeName=${name}`]).items.filter((p) => p.spec.hostNetwork);
+    console.log(`      ${name} ${from} → ${to}: ${hostNetwork.map((p) => `${p.metadata.name} ${p.status.podIP}`).join(", ")}`);
+    assert.ok(hostNetwork.length >= hostNetworkPods[name], `the host-network pods of ${name}: ${hostNetwork.map((p) => p.metadata.name).join(", ")}`);
+    for (const p of hostNetwork) assert.equal(p.status.podIP, to, `${p.metadata.namespace}/${p.metadata.name} at ${to}`);
+    const addresses = inNode(name, ["ip", "-4", "-o", "addr", "show", "dev", "eth0"]);
+    assert.match(addresses, new RegExp(`inet ${to.replace(/\./g, "\\.")}/24`));
+    assert.doesNotMatch(addresses, new RegExp(`inet ${from.replace(/\./g, "\\.")}/`));
+  }
+  const { traffic } = trafficOf(m);
+  console.log(`      pulumi up ${(m.up.millis / 1000).toFixed(1)} s; failed lookups ${traffic.total.dns.fail}, requests by name ${traffic.total.name.fail}`);
+  assert.equal(m.again?.exitCode, 0, `a second run would change something; see ${m.again?.logFile}`);
 }
 
 /** What the prober saw, per phase; printed, since the closing figures come from it whether the case passes or not. */
@@ -129,18 +150,30 @@ describe("the migration on real nodes (node lab)", function () {
     });
 
     it("worker-2 is at its new address only: the Node, its host-network pods, the node's own interface; a second run changes nothing", () => {
-      const [{ name, from, to }] = m.addressMoves;
-      const node = kubectlJson(m, ["get", "node", name]);
-      assert.deepEqual(node.status.addresses.filter((a: { type: string }) => a.type === "InternalIP").map((a: { address: string }) => a.address), [to]);
-      const hostNetwork = kubectlJson(m, ["get", "pods", "--all-namespaces", "--field-selector", `spec.nodeName=${name}`]).items.filter((p) => p.spec.hostNetwork);
-      assert.ok(hostNetwork.length >= 2, `kube-proxy and flannel run on ${name}: ${hostNetwork.map((p) => p.metadata.name).join(", ")}`);
-      for (const p of hostNetwork) assert.equal(p.status.podIP, to, `${p.metadata.namespace}/${p.metadata.name} at ${to}`);
-      const addresses = inNode(name, ["ip", "-4", "-o", "addr", "show", "dev", "eth0"]);
-      assert.match(addresses, new RegExp(`inet ${to.replace(/\./g, "\\.")}/24`));
-      assert.doesNotMatch(addresses, new RegExp(`inet ${from.replace(/\./g, "\\.")}/`));
-      const { traffic } = trafficOf(m);
-      console.log(`      ${name} ${from} → ${to} with the migration: pulumi up ${(m.up.millis / 1000).toFixed(1)} s; failed lookups ${traffic.total.dns.fail}, requests by name ${traffic.total.name.fail}`);
-      assert.equal(m.again?.exitCode, 0, `a second run would change something; see ${m.again?.logFile}`);
+      movedNodes(m, { "worker-2": 2 });
+    });
+  });
+
+  describe("a control-plane node's and a worker's addresses changed in the same run, on three control-plane nodes (issue 16)", () => {
+    const site: LabSite = { ...defaultSite(), nodes: ["cp-1", "cp-2", "cp-3", "worker-1"] };
+    let m: LabMigration;
+    before(async () => {
+      m = await migrateLab({ site, bridge: false, strategy: "reregister", moveAddresses: ["cp-3", "worker-1"], previewAgain: true });
+    });
+    after(async () => {
+      if (process.env.CIDR_MIGRATION_LAB_KEEP !== "1") await labDown(site);
+    });
+
+    it("migrates the cluster: verify clean, every pod and podCIDR new, cni0 and flannel.1 on the new subnets, DNS at its final IP", () => {
+      migratedCluster(m);
+    });
+
+    it("cp-3 (etcd, apiserver, controller-manager, scheduler) and worker-1 are at their new addresses only; a second run changes nothing", () => {
+      // etcd, the apiserver, the controller-manager, the scheduler, kube-proxy and flannel; kube-proxy and flannel
+      movedNodes(m, { "cp-3": 6, "worker-1": 2 });
+      const etcd = kubectlJson(m, ["-n", "kube-system", "get", "pod", "etcd-cp-3"]);
+      const [{ to }] = m.addressMoves;
+      assert.ok(etcd.spec.containers[0].command.includes(`--advertise-client-urls=https://${to}:2379`), "cp-3's etcd advertises its new address");
     });
   });
 

@@ -8,7 +8,7 @@ import * as os from "os";
 import * as path from "path";
 import { performance } from "perf_hooks";
 import { TimedEvent } from "./engineTimeline";
-import { labDown, LabInfo, labUp, stackEnv } from "./labStack";
+import { defaultSite, labDown, LabInfo, labUp, LabSite, stackEnv } from "./labStack";
 import { readProberRecords, startProbeWorkload, stopProber } from "./probeWorkload";
 
 const REPO_ROOT = path.join(__dirname, "..", "..", "..");
@@ -30,6 +30,8 @@ export interface LabMigrationOptions {
    * README says (cancel, refresh --clear-pending-creates) and run `up` again.
    */
   killAfter?: string;
+  /** The lab to run on (default: `sandbox up --nodes`'s, cp-1 and two workers). */
+  site?: LabSite;
   /** Nodes whose address the run changes too (nodeAddresses): each to its address's host number + 100. */
   moveAddresses?: string[];
   /** After verify, a second `pulumi preview --expect-no-changes` (`again`). */
@@ -117,11 +119,12 @@ export async function migrateLab(opts: LabMigrationOptions): Promise<LabMigratio
   const log = opts.log ?? (() => undefined);
   const work = fs.mkdtempSync(path.join(os.tmpdir(), "lab-migration-"));
   const started = performance.now();
-  await labDown();
-  const lab = await labUp();
+  const site = opts.site ?? defaultSite();
+  await labDown(site);
+  const lab = await labUp(site);
   const clusterUpMillis = performance.now() - started;
   log(`cluster up in ${(clusterUpMillis / 1000).toFixed(1)} s`);
-  const env = stackEnv();
+  const env = stackEnv(site.dir);
   const settings: Array<[string, string]> = [
     ["services.bridgeOldIps", String(opts.bridge)],
     ...(opts.strategy ? [["nodeRollout.strategy", opts.strategy] as [string, string]] : []),
