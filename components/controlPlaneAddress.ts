@@ -154,7 +154,6 @@ export class ControlPlaneAddress extends pulumi.ComponentResource {
         ? guardedManifestEdit({
           path: ETCD_MANIFEST, currentContent: e.etcd.current, newContent: e.etcd.next, backupDir,
           wait: { component: "etcd", url: ETCD_READY_URL, expectFlags: [`--advertise-client-urls=https://${urlHost(change.to)}:2379`], timeoutSeconds },
-          killOldAfterSeconds: KILL_OLD_AFTER_SECONDS,
           root: args.root,
         })
         : nothingToDo("etcd", `${ETCD_MANIFEST} names ${change.from} nowhere (moved already, or etcd is external)`)), [etcdPeer]);
@@ -162,7 +161,6 @@ export class ControlPlaneAddress extends pulumi.ComponentResource {
         ? guardedManifestEdit({
           path: APISERVER_MANIFEST, currentContent: e.apiserver.current, newContent: e.apiserver.next, backupDir,
           wait: { component: "kube-apiserver", url: DEFAULT_APISERVER_HEALTH_URL, expectFlags: [`--advertise-address=${change.to}`], timeoutSeconds },
-          killOldAfterSeconds: KILL_OLD_AFTER_SECONDS,
           root: args.root,
         })
         : nothingToDo("apiserver", `${APISERVER_MANIFEST} names ${change.from} nowhere (moved already)`)), [etcd]);
@@ -184,12 +182,6 @@ export class ControlPlaneAddress extends pulumi.ComponentResource {
     this.registerOutputs({});
   }
 }
-
-/**
- * The moved node's etcd and apiserver are unavailable while they restart anyway: their old process is stopped after
- * this long instead of its whole grace period (the lab's apiserver took 30 s to drain).
- */
-const KILL_OLD_AFTER_SECONDS = 5;
 
 /** A step whose edit the read found done: it says so and changes nothing. */
 function nothingToDo(step: string, why: string): string {

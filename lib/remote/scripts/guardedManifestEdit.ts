@@ -8,19 +8,13 @@
  * - `currentContent`: the manifest as read from the node (readFile); the write refuses if it changed since.
  * - `wait`: the health check of the new manifest (lib/remote/scripts/waitComponentHealthy input without `root`).
  * - `restoreWait`: optional health check after a restore (e.g. the old flags); its failure is reported too.
- * - `killOldAfterSeconds`: optional; the component's processes that ran before the write and still run that long
- *   after it get the SIGKILL their grace period would end with (the apiserver otherwise takes its whole 30 s to
- *   drain, while the node is unavailable anyway). Only where the caller can afford an abrupt stop: a node whose
- *   address moves. Never in a test's sandbox root, where no real process is named.
  * Composition: the three step scripts (writeManifest, waitComponentHealthy, restoreManifest) are generated as
  * usual and embedded as quoted here-documents (lib/remote/scripts/embedScript), each run with `bash -c`, so each keeps its own tested behaviour
  * (idempotent write, checksum refusal, first-copy backup) and its own messages.
  * Re-run: the write is a no-op once the file has the new content and the wait passes, so a second run changes
  * nothing. A run after a failed one tries the edit again from the restored manifest.
  */
-import { SandboxRoot, buildScript, hostPath, sh } from "../remoteScript";
-import { positiveInteger } from "./inputs";
-import { pidsOf } from "./shellFunctions";
+import { SandboxRoot, buildScript, sh } from "../remoteScript";
 import { embedScript } from "./embedScript";
 import { restoreManifest } from "./restoreManifest";
 import { WaitComponentHealthyInput, waitComponentHealthy } from "./waitComponentHealthy";
@@ -33,7 +27,6 @@ export interface GuardedManifestEditInput extends SandboxRoot {
   backupDir: string;
   wait: Omit<WaitComponentHealthyInput, "root">;
   restoreWait?: Omit<WaitComponentHealthyInput, "root">;
-  killOldAfterSeconds?: number;
 }
 
 export function guardedManifestEdit(input: GuardedManifestEditInput): string {
@@ -44,33 +37,16 @@ export function guardedManifestEdit(input: GuardedManifestEditInput): string {
   const restoreWait = input.restoreWait ? waitComponentHealthy({ ...input.restoreWait, root }) : "";
   const component = input.wait.component;
 
-  const killAfter = input.killOldAfterSeconds === undefined ? 0 : positiveInteger(input.killOldAfterSeconds, "killOldAfterSeconds");
   return buildScript({ name: "guarded-manifest-edit", root }, [
-    pidsOf,
     sh`
       readonly COMPONENT=${component}
       readonly TARGET=${input.path}
-      readonly PROC=${hostPath("/proc")}
-      readonly KILL_OLD_AFTER=${killAfter}
       ${embedScript("WRITE_SCRIPT", write)}
       ${embedScript("WAIT_SCRIPT", wait)}
       ${embedScript("RESTORE_SCRIPT", restore)}
       ${embedScript("RESTORE_WAIT_SCRIPT", restoreWait)}
 
-      old_pids=$(pids_of "$COMPONENT" | tr '\n' ' ')
       bash -c "$WRITE_SCRIPT" write-manifest || die "$TARGET was not changed (see the message above); re-read the manifest and plan again"
-      if [ "$KILL_OLD_AFTER" -gt 0 ] && [ "$PROC" = /proc ] && [ -n "$old_pids" ]; then
-        # in the background, so the wait below starts at once; each old pid is checked to still be the component
-        (
-          sleep "$KILL_OLD_AFTER"
-          for pid in $old_pids; do
-            if pids_of "$COMPONENT" | grep -qx "$pid"; then
-              note "$COMPONENT (pid $pid) still runs \${KILL_OLD_AFTER}s after its manifest changed; sending the SIGKILL its grace period would end with"
-              kill -KILL "$pid" 2> /dev/null || true
-            fi
-          done
-        ) &
-      fi
       if bash -c "$WAIT_SCRIPT" wait-component-healthy; then
         note "$COMPONENT runs with the new manifest $TARGET"
         exit 0

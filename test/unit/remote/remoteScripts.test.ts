@@ -30,7 +30,6 @@ import { ROUTE_PROTOCOL, flannelBridgeRoutes } from "../../../lib/remote/scripts
 import { startHeldManifest } from "../../../lib/remote/scripts/startHeldManifest";
 import { sha256HexOf, writeFileChecked, writeManifest } from "../../../lib/remote/scripts/writeManifest";
 import { markNodeAddress } from "../../../lib/controlPlane/staticPodRestartEdit";
-import { guardedManifestEdit } from "../../../lib/remote/scripts/guardedManifestEdit";
 import { tempDir } from "../../support/tempDirs";
 
 const FIXTURES = path.join(__dirname, "..", "..", "fixtures", "manifests");
@@ -997,7 +996,6 @@ describe("step scripts in a sandbox root", function () {
         ["kubeadmRejoin", kubeadmRejoin({ endpoint: "cp.example:6443", token: new Sensitive("abcdef.0123456789abcdef"), caCertHash: `sha256:${"0".repeat(64)}`, rejoinId: "m1", backupDir: BACKUP_DIR, criSocket: "unix:///run/containerd/containerd.sock" }).reveal("script")],
         ["readFile", readFile({ path: "/var/lib/kubelet/config.yaml" })],
         ["readFiles", readFiles({ paths: ["/etc/kubernetes/admin.conf", "/var/lib/kubelet/kubeadm-flags.env"] })],
-        ["guardedManifestEdit", guardedManifestEdit({ path: "/etc/kubernetes/manifests/kube-apiserver.yaml", currentContent: APISERVER, newContent: APISERVER.replace("10.96.0.0/12", "10.112.0.0/12"), backupDir: BACKUP_DIR, wait: { component: "kube-apiserver", url: "https://127.0.0.1:6443/readyz", expectFlags: ["--service-cluster-ip-range=10.112.0.0/12"], timeoutSeconds: 300 }, killOldAfterSeconds: 5 })],
         ["writeFilesThenRestart", writeFilesThenRestart({ files: [{ path: "/etc/kubernetes/scheduler.conf", current: "a", next: "b" }], manifests: [{ component: "kube-scheduler", path: "/etc/kubernetes/manifests/kube-scheduler.yaml", current: "a", next: "b" }, { component: "kube-controller-manager", path: "/etc/kubernetes/manifests/kube-controller-manager.yaml", current: "c", next: "d" }], restartKubelet: true, backupDir: BACKUP_DIR })],
       ] as const;
       const all = [...generated, ...forRealRoot.map(([name, script]) => ({ name, script }))];
