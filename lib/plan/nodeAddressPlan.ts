@@ -79,9 +79,7 @@ export function nodeAddressReferences(change: Pick<NodeAddressChange, "name" | "
 
 /** This tool's own etcd endpoints that name the old address: the stack config must follow it too. */
 function ownEndpoints(config: MigrationConfig, from: string): NodeAddressReference[] {
-  const naming = config.etcd.endpoints.filter((e) => {
-    return endpointHost(e) === from;
-  });
+  const naming = config.etcd.endpoints.filter((e) => endpointHost(e) === from);
   return naming.length > 0 ? [{ where: "cidr-migration:etcd.endpoints", what: `${naming.join(", ")}: this stack's own etcd endpoint` }] : [];
 }
 

@@ -14,7 +14,6 @@ import { VerifyInput } from "./verifyInput";
 /** etcd's flags that carry the member's own address. */
 const ETCD_ADDRESS_FLAGS = ["advertise-client-urls", "initial-advertise-peer-urls", "listen-client-urls", "listen-peer-urls"];
 
-
 function etcdPodOf(pods: readonly V1Pod[], node: string): V1Pod | undefined {
   return pods.find((p) => p.metadata?.namespace === "kube-system" && isMirrorPod(p) && p.metadata?.labels?.component === "etcd" && p.spec?.nodeName === node);
 }

@@ -18,7 +18,7 @@ import { etcdClientOptions } from "../../lib/config/etcdClientOptions";
 import { EngineStack } from "../e2e/engineStack";
 import { startWriter, Writer } from "../support/etcdTrio";
 import { inNode } from "../testbed/nodes/inNode";
-import { defaultSite, LabInfo, labDown, labUp, LabSite } from "../testbed/nodes/labStack";
+import { defaultSite, LabInfo, labDown, labUp, LabSite, movedLabAddress } from "../testbed/nodes/labStack";
 
 const SITE: LabSite = { ...defaultSite(), nodes: ["cp-1", "cp-2", "cp-3", "worker-1"] };
 const MOVED = "cp-3";
@@ -85,8 +85,7 @@ describe("control-plane node address change on real kubeadm nodes, through the r
     lab = await labUp(SITE);
     console.log(`      cluster of ${SITE.nodes.join(", ")} up in ${((performance.now() - started) / 1000).toFixed(0)} s`);
     from = lab.nodes.find((n) => n.name === MOVED)!.ip;
-    // same subnet, another host number: the bridge reaches it
-    to = `${from.split(".").slice(0, 3).join(".")}.${Number(from.split(".")[3]) + 100}`;
+    to = movedLabAddress(from);
   });
 
   after(async () => {

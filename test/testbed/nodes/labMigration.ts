@@ -8,7 +8,7 @@ import * as os from "os";
 import * as path from "path";
 import { performance } from "perf_hooks";
 import { TimedEvent } from "./engineTimeline";
-import { defaultSite, labDown, LabInfo, labUp, LabSite, stackEnv } from "./labStack";
+import { defaultSite, labDown, LabInfo, labUp, LabSite, movedLabAddress, stackEnv } from "./labStack";
 import { readProberRecords, startProbeWorkload, stopProber } from "./probeWorkload";
 
 const REPO_ROOT = path.join(__dirname, "..", "..", "..");
@@ -32,7 +32,7 @@ export interface LabMigrationOptions {
   killAfter?: string;
   /** The lab to run on (default: `sandbox up --nodes`'s, cp-1 and two workers). */
   site?: LabSite;
-  /** Nodes whose address the run changes too (nodeAddresses): each to its address's host number + 100. */
+  /** Nodes whose address the run changes too (nodeAddresses): each to movedLabAddress of its own. */
   moveAddresses?: string[];
   /** After verify, a second `pulumi preview --expect-no-changes` (`again`). */
   previewAgain?: boolean;
@@ -133,8 +133,7 @@ export async function migrateLab(opts: LabMigrationOptions): Promise<LabMigratio
   const addressMoves = (opts.moveAddresses ?? []).map((name) => {
     const from = lab.nodes.find((n) => n.name === name)?.ip;
     if (!from) throw new Error(`no lab node ${name} to move`);
-    const octets = from.split(".");
-    return { name, from, to: [...octets.slice(0, 3), String(Number(octets[3]) + 100)].join(".") };
+    return { name, from, to: movedLabAddress(from) };
   });
   addressMoves.forEach((move, i) => settings.push(
     [`nodeAddresses[${i}].name`, move.name], [`nodeAddresses[${i}].from`, move.from], [`nodeAddresses[${i}].to`, move.to]));

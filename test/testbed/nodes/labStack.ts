@@ -39,6 +39,12 @@ export interface LabSite {
 
 export const DEFAULT_SITE_NODES = [CONTROL_PLANE_NODE, "worker-1", "worker-2"];
 
+/** The address a test moves a lab node to (nodeAddresses): the same /24, which the lab's bridge reaches, host number + 100. */
+export function movedLabAddress(ip: string): string {
+  const octets = ip.split(".");
+  return [...octets.slice(0, 3), String(Number(octets[3]) + 100)].join(".");
+}
+
 export function defaultSite(): LabSite {
   return { dir: labDir(), net: 0, nodes: DEFAULT_SITE_NODES, stack: LAB_STACK };
 }
