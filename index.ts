@@ -10,7 +10,6 @@ import { ClusterConfig, clusterConfigEdits, kubeletConfigMapName } from "./compo
 import { checkLiveKeyEdits, useConfigMapReader } from "./components/liveConfigMaps";
 import { liveConfigMapKey } from "./components/systemObjectPatch";
 import { ControlPlane, EnableCidrAllocation } from "./components/controlPlane";
-import { ControlPlaneAddress } from "./components/controlPlaneAddress";
 import { ControlPlaneStart } from "./components/controlPlaneRewrite";
 import { declareRewriteWindow } from "./components/etcdRewriteWindow";
 import { DnsFinalSwap, DnsTemporaryService } from "./components/dnsContinuity";
@@ -19,8 +18,11 @@ import { KubeProxyConfig, kubeProxyConfigEdit } from "./components/kubeProxyConf
 import { NodeRollout } from "./components/nodeRollout";
 import { PlanOrder } from "./components/planOrder";
 import { readStackConfig, secretInput } from "./components/stackConfig";
-import { PreflightGate, Verification } from "./dynamic-providers/clusterAudit";
-import { EtcdSnapshot } from "./dynamic-providers/etcdSnapshot";
+import { Verification } from "./dynamic-providers/clusterAudit";
+import { declareRunStart } from "./components/runStart";
+import { declareControlPlaneAddress, declareNodeAddressRun } from "./components/nodeAddressRun";
+import { planAddressRun } from "./lib/plan/addressRunPlan";
+import { movesRanges } from "./lib/config/migrationConfig";
 import { ServiceCidrSwitch } from "./dynamic-providers/serviceCidrSwitch";
 import { OldIpBridgeRemoval } from "./dynamic-providers/oldIpBridgeRemoval";
 import { DnsDisruptionBudget } from "./dynamic-providers/dnsDisruptionBudget";
@@ -28,7 +30,6 @@ import { ServiceRecreation } from "./dynamic-providers/serviceRecreation";
 import { discoverForRun } from "./components/runDiscovery";
 import { UserError } from "./lib/config/errors";
 import { kubeconfigText, loadKubeConfig } from "./lib/config/kubeClient";
-import { expandHome } from "./lib/config/paths";
 import { rangeLists } from "./lib/config/rangeLists";
 import { flannelTransitionNetwork } from "./lib/plan/phases";
 import { buildPlan } from "./lib/plan/plan";
@@ -54,7 +55,6 @@ export = async () => {
   // The system ConfigMaps the graph edits are read here, like discovery, not as resources (components/liveConfigMaps.ts).
   const readConfigMap = (namespace: string, name: string) => userErrorsAsRunErrors(() => discovery.reader(namespace, name));
   const config = readStackConfig({ inventory });
-  const plan = userErrorsAsRunErrorsSync(() => buildPlan(config, inventory));
   const kubeconfig = pulumi.secret(userErrorsAsRunErrorsSync(() => kubeconfigText(config.kubeconfig, "cidr-migration:kubeconfig")));
   const runId = config.snapshot.trigger;
   const ssh = { user: config.ssh.user, privateKey: secretInput(config.ssh.privateKey, "cidr-migration:ssh.privateKey")! };
@@ -65,6 +65,40 @@ export = async () => {
     etcdCert: secretInput(config.etcd.cert, "cidr-migration:etcd.cert"),
     etcdKey: secretInput(config.etcd.key, "cidr-migration:etcd.key"),
   };
+
+  // Node addresses: workers move with the rollout; control-plane nodes after everything else, one at a time, unless a
+  // reference every node dials (controlPlaneEndpoint, the stack's own kubeconfig or etcd endpoints) sits on one.
+  const addressPlan = userErrorsAsRunErrorsSync(() => planNodeAddresses(config, inventory));
+  const roleOf = new Map(addressPlan.steps.map((s) => [s.name, s.role]));
+  const workerAddressChanges = config.nodeAddresses.filter((c) => roleOf.get(c.name) === "worker");
+  const controlPlaneAddressChanges = addressPlan.steps.filter((s) => s.role === "control-plane").map((s) => ({ ...config.nodeAddresses.find((c) => c.name === s.name)!, role: s.role }));
+  if (controlPlaneAddressChanges.length > 0) {
+    const clusterConfiguration = await readConfigMap(KUBEADM_CONFIG.namespace, KUBEADM_CONFIG.configMap).then((data) => data?.[KUBEADM_CONFIG.key]);
+    userErrorsAsRunErrorsSync(() => refuseControlPlaneAddressProblems(controlPlaneAddressChanges, {
+      clusterConfiguration, kubeconfigServer: kc.getCurrentCluster()?.server, etcdEndpoints: config.etcd.endpoints,
+      controlPlaneNodes: controlPlaneNames(config, inventory).size,
+    }));
+  }
+
+  if (!movesRanges(config)) {
+    // nodeAddresses alone: the address plan's workers and control-plane nodes, nothing of a range move
+    const plan = userErrorsAsRunErrorsSync(() => planAddressRun(config, inventory, addressPlan));
+    useConfigMapReader(readConfigMap);
+    const order = new PlanOrder(plan);
+    const run = declareNodeAddressRun(order, {
+      plan, config, kubeconfig, nodeAccess, etcdTls, host: config.hostAddress!,
+      workerChanges: workerAddressChanges, controlPlaneChanges: controlPlaneAddressChanges,
+    });
+    order.check();
+    discovery.finish(run.preflight.blockers);
+    return {
+      nodeAddresses: addressPlan.steps.map((s) => ({ name: s.name, from: s.from, to: s.to })),
+      nodesMoving: addressPlan.steps.length,
+      estimate: { oursSeconds: plan.estimate.oursSeconds, manualRunbookMinutes: plan.estimate.manualMinutes, nodes: run.nodes.estimate },
+      verifyWarnings: run.verify.warnings,
+    };
+  }
+  const plan = userErrorsAsRunErrorsSync(() => buildPlan(config, inventory));
 
   // each one range, or a dual-stack pair comma-separated, as the flags and kubeadm list them
   const ranges = rangeLists(config);
@@ -85,19 +119,6 @@ export = async () => {
     kubeProxyConfigEdit({ podCidr: ranges.pod.to }),
     ...(plan.cni === "flannel" ? [flannelConfigEdit({ podCidr: flannelNetworks.transition, ...flannelAt }), flannelConfigEdit({ podCidr: flannelNetworks.final, ...flannelAt })] : []),
   ]));
-  // Node addresses: workers move with the rollout; control-plane nodes after everything else, one at a time, unless a
-  // reference every node dials (controlPlaneEndpoint, the stack's own kubeconfig or etcd endpoints) sits on one.
-  const addressPlan = userErrorsAsRunErrorsSync(() => planNodeAddresses(config, inventory));
-  const roleOf = new Map(addressPlan.steps.map((s) => [s.name, s.role]));
-  const workerAddressChanges = config.nodeAddresses.filter((c) => roleOf.get(c.name) === "worker");
-  const controlPlaneAddressChanges = addressPlan.steps.filter((s) => s.role === "control-plane").map((s) => ({ ...config.nodeAddresses.find((c) => c.name === s.name)!, role: s.role }));
-  if (controlPlaneAddressChanges.length > 0) {
-    const clusterConfiguration = await readConfigMap(KUBEADM_CONFIG.namespace, KUBEADM_CONFIG.configMap).then((data) => data?.[KUBEADM_CONFIG.key]);
-    userErrorsAsRunErrorsSync(() => refuseControlPlaneAddressProblems(controlPlaneAddressChanges, {
-      clusterConfiguration, kubeconfigServer: kc.getCurrentCluster()?.server, etcdEndpoints: config.etcd.endpoints,
-      controlPlaneNodes: controlPlaneNames(config, inventory).size,
-    }));
-  }
   // The components read through the module's one reader: set only now, with no await before they are declared, so
   // they read this run's cluster even when a fleet runs several programs in one process.
   useConfigMapReader(readConfigMap);
@@ -108,19 +129,8 @@ export = async () => {
   const isCertStep = (id: string) => id.endsWith("/apiserver-cert");
   const isAllocationStep = (id: string) => id.startsWith(stepId.enableAllocation(""));
 
-  // 1. preflight: blockers stop everything.
-  const preflight = order.declare("preflight", [stepId.preflight], [], (o) =>
-    new PreflightGate("preflight", { kubeconfig, config, trigger: runId, ...etcdTls }, o));
-
-  // 2. snapshot: nothing changes before a snapshot exists that is proven to restore.
-  const snapshot = order.declare("etcd-snapshot", [stepId.snapshot], [preflight], (o) => new EtcdSnapshot("etcd-snapshot", {
-    endpoints: config.etcd.endpoints,
-    caCert: etcdTls.etcdCaCert,
-    cert: etcdTls.etcdCert,
-    key: etcdTls.etcdKey,
-    directory: expandHome(config.snapshot.directory),
-    trigger: runId,
-  }, o));
+  // 1. preflight: blockers stop everything. 2. snapshot: nothing changes before one exists that is proven to restore.
+  const { preflight, snapshot } = declareRunStart(order, { kubeconfig, config, runId, etcdTls });
 
   // 3-5. the control plane and the Services: through the API (recreate), or in etcd while the apiservers are stopped
   //      (etcd-rewrite). Either way, what follows waits for `servicesMoved`.
@@ -279,17 +289,13 @@ export = async () => {
 
   // 12. control-plane nodes' addresses (nodeAddresses): one node at a time, once everything else has moved.
   const beforeAddresses = oldPoolRemovals.length > 0 ? oldPoolRemovals : [flannelFinal ?? kubeProxy];
-  const controlPlaneAddress = controlPlaneAddressChanges.length > 0 && config.hostAddress
-    ? order.declare("control-plane-address", [], beforeAddresses, (o) => new ControlPlaneAddress("control-plane-address", {
-      ...nodeAccess,
-      changes: controlPlaneAddressChanges,
-      host: config.hostAddress!,
-      kubeconfig,
-      etcd: { endpoints: config.etcd.endpoints, caCert: etcdTls.etcdCaCert, cert: etcdTls.etcdCert, key: etcdTls.etcdKey },
+  const controlPlaneAddress = config.hostAddress
+    ? declareControlPlaneAddress(order, beforeAddresses, {
+      nodeAccess, changes: controlPlaneAddressChanges, host: config.hostAddress, kubeconfig, config, etcdTls,
       serviceSubnet: config.serviceCidr.to,
       // ApiserverCerts kept the old `kubernetes` Service IP in the certificate; so does every re-issue after it
       apiserverExtraSans: [kubernetesServiceIP(config.serviceCidr.from)],
-    }, o))
+    })
     : undefined;
 
   // 13. verify: nothing left in the old ranges; every Service at its planned IP; every node at its new address.

@@ -13,7 +13,7 @@ import { FleetFile, FleetStack, overlappingRanges, parseFleetFile, StackRanges }
 import { discoverInventory } from "../lib/plan/discovery";
 import { buildPlan } from "../lib/plan/plan";
 import { Plan } from "../lib/plan/planModel";
-import { MigrationConfig } from "../lib/config/migrationConfig";
+import { MigrationConfig, movesRanges } from "../lib/config/migrationConfig";
 import { KubeConfig } from "@kubernetes/client-node";
 import { readInputFile } from "./context";
 
@@ -48,6 +48,11 @@ export async function planStacks(fleet: FleetFile): Promise<Map<FleetStack, Plan
     try {
       const source = await stackConfigSource(fleet, stack);
       const config = validateConfig(source);
+      if (!movesRanges(config)) {
+        // a fleet moves ranges, wave by wave, and checks them across clusters
+        problems.push({ key: `stack ${stack.name}`, message: `changes node addresses only (no serviceCidr or podCidr): a fleet moves Service and Pod ranges; run it on its own (\`pulumi up --stack ${stack.name}\`), or remove it from the fleet file` });
+        continue;
+      }
       ranges.set(stack.name, { serviceCidr: config.serviceCidr.to, podCidr: config.podCidr.to });
       const kubeConfig = loadKubeConfig(config.kubeconfig, `stack ${stack.name}: cidr-migration:kubeconfig`);
       const inventory = await discoverInventory(kubeConfig);

@@ -7,7 +7,7 @@ import { renderGateMarkdown } from "../lib/gate/gateMarkdown";
 import { judgePreview } from "../lib/gate/judgePreview";
 import { parsePlanDocument } from "../lib/gate/planDocument";
 import { parsePreviewDigest } from "../lib/gate/previewDigest";
-import { buildPlan } from "../lib/plan/plan";
+import { planRun } from "../lib/plan/runPlan";
 import { Plan } from "../lib/plan/planModel";
 import { addSourceOptions, loadConfigAndInventory, readInputFile, SourceOptions } from "./context";
 import { action } from "./run";
@@ -34,7 +34,7 @@ export async function loadPlan(opts: SourceOptions & { plan?: string }): Promise
     return parsePlanDocument(readInputFile("--plan", opts.plan), opts.plan);
   }
   const { config, inventory } = await loadConfigAndInventory(opts, ensureSandboxRunning);
-  return buildPlan(config, inventory);
+  return planRun(config, inventory);
 }
 
 export function loadFindings(flag: string, file: string | undefined, command: "preflight" | "verify"): FindingReport | undefined {

@@ -1,7 +1,9 @@
 import { Command } from "commander";
 import { buildPlan } from "../lib/plan/plan";
+import { planRun } from "../lib/plan/runPlan";
+import { movesRanges } from "../lib/config/migrationConfig";
 import { planNodeAddresses } from "../lib/plan/nodeAddressPlan";
-import { renderNodeAddressPlan } from "../lib/plan/nodeAddressReport";
+import { renderAddressRunHeader, renderNodeAddressPlan } from "../lib/plan/nodeAddressReport";
 import { renderPlan } from "../lib/plan/planReport";
 import { openShiftRunbook } from "../lib/plan/openShiftRunbook";
 import { renderOpenShiftRunbook } from "../lib/plan/openShiftRunbookReport";
@@ -24,8 +26,15 @@ export function registerPlanCommand(program: Command): void {
           else process.stdout.write(renderOpenShiftRunbook(nodeAddressPlan, runbook));
           return;
         }
-        const plan = buildPlan(config, inventory);
         const nodeAddressPlan = planNodeAddresses(config, inventory);
+        if (!movesRanges(config)) {
+          // nodeAddresses alone: the address plan is the whole run (its JSON is the plan `gate --plan` reads)
+          const plan = planRun(config, inventory);
+          if (opts.json) writeJson({ ...plan, nodeAddressPlan });
+          else process.stdout.write(`${renderAddressRunHeader(plan)}${renderNodeAddressPlan(nodeAddressPlan)}`);
+          return;
+        }
+        const plan = buildPlan(config, inventory);
         if (opts.json) writeJson(nodeAddressPlan.steps.length > 0 ? { ...plan, nodeAddressPlan } : plan);
         else process.stdout.write(renderPlan(plan, { width: outputWidth() }) + renderNodeAddressPlan(nodeAddressPlan));
       }),

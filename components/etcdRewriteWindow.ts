@@ -8,7 +8,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { EtcdRewrite, movesForPreview } from "../dynamic-providers/etcdRewrite";
 import { OldIpBridgeOpen } from "../dynamic-providers/oldIpBridgeOpen";
-import { MigrationConfig } from "../lib/config/migrationConfig";
+import { RangeMigrationConfig } from "../lib/config/migrationConfig";
 import { expandHome } from "../lib/config/paths";
 import { bridgeTargets, rewriteTargetsFromPlan } from "../lib/etcdRewrite/rewriteTargets";
 import { Plan } from "../lib/plan/planModel";
@@ -21,7 +21,7 @@ import { PlanOrder } from "./planOrder";
 
 export interface RewriteWindowArgs {
   plan: Plan;
-  config: MigrationConfig;
+  config: RangeMigrationConfig;
   nodeAccess: NodeAccessArgs;
   kubeconfig: pulumi.Input<string>;
   etcdTls: { etcdCaCert?: pulumi.Input<string>; etcdCert?: pulumi.Input<string>; etcdKey?: pulumi.Input<string> };

@@ -18,7 +18,8 @@
  *   kubelet-config-read, kubelet-config-dns   SSH, only when the DNS Service moves: clusterDNS in
  *                           /var/lib/kubelet/config.yaml, while the kubelet is stopped (it reads the file at start)
  *   kubelet-start     SSH   the kubelet registers the Node again
- *   rejoin            API   planned podCIDR (KCM runs with --allocate-node-cidrs=false meanwhile), metadata restored
+ *   rejoin            API   planned podCIDR (KCM runs with --allocate-node-cidrs=false meanwhile; on a run that
+ *                           changes node addresses only KCM allocates, inside the pod range), metadata restored
  *                           exactly, old DaemonSet pods replaced, Ready, uncordon, pods back in the new subnet, verify
  *                           (a worker whose address moves: the new InternalIP too)
  *   address-remove-old SSH  that worker's old address removed, over a session to the new one; the next wave waits
@@ -249,6 +250,7 @@ export class NodeRollout extends pulumi.ComponentResource {
       plannedPodCIDR: plannedSubnets(move),
       rejoinTimeoutSeconds: ctx.rejoinTimeout,
       ...(strategy === "etcd-rewrite" ? { nodeKept: true } : {}),
+      ...(move.podCidrAllocation === "controller" ? { podCidrFromController: true } : {}),
       ...(change ? { internalIP: change.to } : {}),
     }, { parent: this, dependsOn: [rejoinAfter] });
     if (change) {

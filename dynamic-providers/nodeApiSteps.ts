@@ -39,7 +39,7 @@ import { containsUnknown, kubeConfigFrom, sameAsRecorded, TypedProvider, Wire, w
 export const NODE_API_STEPS_VERSION = "1";
 
 /** Changing one of these is another action on the cluster: a replacement. The rest is recorded in place. */
-const IDENTITY = ["step", "node", "runId", "plannedPodCIDR", "oldPoolCidrs", "nodeKept", "internalIP", "oldInternalIP"] as const;
+const IDENTITY = ["step", "node", "runId", "plannedPodCIDR", "oldPoolCidrs", "nodeKept", "podCidrFromController", "internalIP", "oldInternalIP"] as const;
 const IN_PLACE = ["version", "oldPodCIDR", "drainTimeoutSeconds", "evictionRetrySeconds", "unmanagedPods", "rejoinTimeoutSeconds"] as const;
 
 type StepWire = Wire<StepInputs>;
@@ -198,6 +198,8 @@ export interface NodeRejoinArgs extends CommonArgs {
   nodeKept?: pulumi.Input<boolean>;
   /** The node's new address (nodeAddresses): the re-registered Node must report it as its InternalIP. */
   internalIP?: pulumi.Input<string>;
+  /** kube-controller-manager allocates the re-registered Node's subnet, inside plannedPodCIDR (the pod range). */
+  podCidrFromController?: pulumi.Input<boolean>;
 }
 
 function stepProps(step: NodeApiStepName, args: CommonArgs, extra: Record<string, unknown>, outputs: string[]): Record<string, unknown> {
@@ -263,6 +265,7 @@ export class NodeRejoin extends pulumi.dynamic.Resource {
       rejoinTimeoutSeconds: args.rejoinTimeoutSeconds,
       nodeKept: args.nodeKept,
       internalIP: args.internalIP,
+      podCidrFromController: args.podCidrFromController,
     }, ["podCIDR", "assignedPodCIDR", "daemonSets", "backupConfigMap"]), withSecrets(opts), "cidr-migration", "NodeRejoin");
   }
 }

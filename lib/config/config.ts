@@ -59,7 +59,10 @@ export function validateConfig(source: ConfigSource, context: ValidationContext 
     }
   }
 
-  const families = readFamilyRanges(r, r.object("serviceCidr") ?? {}, r.object("podCidr") ?? {});
+  // nodeAddresses without serviceCidr and podCidr: a run that changes node addresses only, and moves no range
+  const addressOnly = source.values.serviceCidr === undefined && source.values.podCidr === undefined
+    && Array.isArray(source.values.nodeAddresses) && source.values.nodeAddresses.length > 0;
+  const families = addressOnly ? [] : readFamilyRanges(r, r.object("serviceCidr") ?? {}, r.object("podCidr") ?? {});
 
   const cni = r.oneOf("cni", r.raw("cni"), CNIS, "auto");
   const platform = r.oneOf("platform", r.raw("platform"), PLATFORMS, "kubeadm");
@@ -102,11 +105,15 @@ export function validateConfig(source: ConfigSource, context: ValidationContext 
   const { changes: nodeAddresses, settings: hostAddress } = readHostAddress(r, readNodeAddresses(r, nodes, families, context.inventory), context.planOnly);
   // last, and only on an otherwise valid config: every other problem is reported first
   if (r.problems.length === 0 && !context.planOnly) refuseAddressChangesWithRewrite(r, nodeAddresses, nodeRollout.strategy);
+  if (addressOnly) refuseRangeOnlyKeys(r, servicesRaw);
 
   if (r.problems.length > 0) throw new ConfigError(r.problems);
+  const primary = families?.[0];
   return {
-    serviceCidr: { from: families![0].service.from!, to: families![0].service.to },
-    podCidr: { from: families![0].pod.from!, to: families![0].pod.to, nodeMaskSize: families![0].pod.nodeMaskSize },
+    ...(primary ? {
+      serviceCidr: { from: primary.service.from!, to: primary.service.to },
+      podCidr: { from: primary.pod.from!, to: primary.pod.to, nodeMaskSize: primary.pod.nodeMaskSize },
+    } : {}),
     ...(families!.length > 1 ? { secondFamily: secondFamilyOf(families![1]) } : {}),
     platform,
     cni,
@@ -280,6 +287,16 @@ function checkStrategies(r: Reader, services: ServiceStrategy, nodes: RolloutStr
 function checkRollout(r: Reader, rollout: MigrationConfig["nodeRollout"], nodes: NodeTarget[]): void {
   if (rollout.canary !== undefined && nodes.length > 0 && !nodes.some((n) => n.name === rollout.canary)) {
     r.fail("nodeRollout.canary", `${show(rollout.canary)} is not in nodes; did you mean "${closest(rollout.canary, nodes.map((n) => n.name))}"?`);
+  }
+}
+
+/**
+ * A run that changes node addresses only moves no Service: the Service move's settings would do nothing, and a
+ * setting that does nothing is more likely a config meant for another stack.
+ */
+function refuseRangeOnlyKeys(r: Reader, services: Record<string, unknown>): void {
+  for (const key of Object.keys(services)) {
+    r.fail(`services.${key}`, `is set, but this run moves no Service (nodeAddresses without serviceCidr and podCidr: node addresses only); remove services.${key}, or set serviceCidr and podCidr for a range move`);
   }
 }
 

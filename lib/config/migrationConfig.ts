@@ -58,8 +58,12 @@ export interface HostAddressSettings {
 }
 
 export interface MigrationConfig {
-  serviceCidr: CidrMove;
-  podCidr: PodCidrMove;
+  /**
+   * The ranges a CIDR move moves. Both are absent on a run that changes node addresses only (nodeAddresses without
+   * serviceCidr and podCidr): check with movesRanges().
+   */
+  serviceCidr?: CidrMove;
+  podCidr?: PodCidrMove;
   /** Absent on a single-stack run. What a dual-stack run cannot do yet is refused by lib/plan/dualStackRefusals. */
   secondFamily?: SecondFamily;
   platform: Platform;
@@ -117,6 +121,13 @@ export interface MigrationConfig {
     /** Change this to take a new snapshot. */
     trigger: string;
   };
+}
+
+/** A run that moves the Service and Pod ranges (every run but one that changes node addresses only). */
+export type RangeMigrationConfig = MigrationConfig & { serviceCidr: CidrMove; podCidr: PodCidrMove };
+
+export function movesRanges(config: MigrationConfig): config is RangeMigrationConfig {
+  return config.serviceCidr !== undefined && config.podCidr !== undefined;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { MigrationConfig } from "./migrationConfig";
+import { RangeMigrationConfig } from "./migrationConfig";
 
 /**
  * A run's ranges as the components' flags and kubeadm list them: one range, or a dual-stack pair comma-separated,
@@ -11,7 +11,7 @@ export interface RangeLists {
 
 const list = (primary: string, second: string | undefined) => (second === undefined ? primary : `${primary},${second}`);
 
-export function rangeLists(config: Pick<MigrationConfig, "serviceCidr" | "podCidr" | "secondFamily">): RangeLists {
+export function rangeLists(config: Pick<RangeMigrationConfig, "serviceCidr" | "podCidr" | "secondFamily">): RangeLists {
   const second = config.secondFamily;
   return {
     service: { from: list(config.serviceCidr.from, second?.serviceCidr.from), to: list(config.serviceCidr.to, second?.serviceCidr.to) },

@@ -1,6 +1,6 @@
 import { configProblem } from "../config/configReader";
 import { ConfigProblem } from "../config/errors";
-import { MigrationConfig } from "../config/migrationConfig";
+import { RangeMigrationConfig } from "../config/migrationConfig";
 import { cidrContains, cidrsOverlap, familyOf } from "../net/cidr";
 import { serviceRefKey } from "../serviceMove/serviceRef";
 import { Inventory } from "./inventory";
@@ -10,7 +10,7 @@ import { Plan } from "./planModel";
  * What a dual-stack run (config.secondFamily, issue 17) cannot carry out yet, refused before any change with what to
  * do instead. Each names a part of the run that would otherwise move one family and leave the other behind.
  */
-export function dualStackRefusals(config: MigrationConfig, inventory: Inventory, plan: Plan): ConfigProblem[] {
+export function dualStackRefusals(config: RangeMigrationConfig, inventory: Inventory, plan: Plan): ConfigProblem[] {
   const second = config.secondFamily;
   if (!second) return [];
   const problems: ConfigProblem[] = [];

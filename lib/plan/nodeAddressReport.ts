@@ -1,5 +1,15 @@
 import { NodeAddressPlan } from "./nodeAddressPlan";
+import { Plan } from "./planModel";
 import { formatDuration, formatDurationRange } from "./planReport";
+
+/** What a run that changes node addresses only leaves alone, and the one thing it changes besides the addresses. */
+export function renderAddressRunHeader(plan: Plan): string {
+  const workers = plan.nodes.filter((n) => n.action === "move").map((n) => `${n.name} (now ${n.oldPodCIDR ?? "no podCIDR"})`);
+  return [
+    `Node addresses only: the Service range ${plan.serviceCidr.to} and the Pod range ${plan.podCidr.to} stay; no Service moves.`,
+    ...(workers.length > 0 ? [`Each worker whose address changes re-registers, and kube-controller-manager gives it a new subnet of ${plan.podCidr.to}: ${workers.join(", ")}.`] : []),
+  ].join("\n") + "\n";
+}
 
 /** The node address plan as `cidr-migration plan` prints it: batches in order, each node's references, the estimate. */
 export function renderNodeAddressPlan(plan: NodeAddressPlan): string {

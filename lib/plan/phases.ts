@@ -3,7 +3,7 @@
  * of the plan that index.ts's graph, the gate and the estimate all read. buildPlan (plan.ts) calls planPhases
  * once it knows which Services and nodes move.
  */
-import { MigrationConfig, NodeTarget } from "../config/migrationConfig";
+import { RangeMigrationConfig, NodeTarget } from "../config/migrationConfig";
 import { rangeLists, RangeLists } from "../config/rangeLists";
 import { rangeForFamilyOf } from "../net/rangeList";
 import { CILIUM_OPERATOR } from "../podNetwork/ciliumPool";
@@ -146,7 +146,7 @@ function serviceSteps(list: PhaseList, moving: ServiceMove[], dnsKey: string, ku
 }
 
 /** What each Calico step changes, as plan and preview list it: the Installation's pools or the IPPools themselves. */
-function calicoTargets(podCidr: MigrationConfig["podCidr"], podRanges: RangeLists["pod"], pools: CalicoPoolPlan | undefined): { newPool: string; closeOld: string; removeOld: string } {
+function calicoTargets(podCidr: RangeMigrationConfig["podCidr"], podRanges: RangeLists["pod"], pools: CalicoPoolPlan | undefined): { newPool: string; closeOld: string; removeOld: string } {
   if (pools?.management === "operator") {
     const installation = `Installation ${pools.installation}`;
     const old = `${pools.oldPool ?? "the pool"} (${podCidr.from})`;
@@ -166,7 +166,7 @@ function calicoTargets(podCidr: MigrationConfig["podCidr"], podRanges: RangeList
  * Network) are returned apart as `afterNodes`, in order: the caller chains them, one after another, after kube-proxy.
  */
 /** `podRanges`: the pod ranges as lists (a dual-stack pair comma-separated), for flannel's Network and IPv6Network. */
-function cniSteps(list: PhaseList, cni: Plan["cni"], calicoPools: CalicoPoolPlan | undefined, podCidr: MigrationConfig["podCidr"], podRanges: RangeLists["pod"], after: string[], rewritten = false, flannelAt: FlannelAt = {}): { steps: PlanStep[]; afterNodes: PlanStep[] } {
+function cniSteps(list: PhaseList, cni: Plan["cni"], calicoPools: CalicoPoolPlan | undefined, podCidr: RangeMigrationConfig["podCidr"], podRanges: RangeLists["pod"], after: string[], rewritten = false, flannelAt: FlannelAt = {}): { steps: PlanStep[]; afterNodes: PlanStep[] } {
   const steps: PlanStep[] = [];
   const afterNodes: PlanStep[] = [];
   if (cni === "calico") {
@@ -243,7 +243,7 @@ export interface FlannelAt {
  * Builds the phases in the runbook's order. The DNS Service moves in two halves around the node rollout: a stand-in
  * at the final IP before the cluster config points kubelets at it, the real swap once every node has moved.
  */
-export function planPhases(config: MigrationConfig, cni: Plan["cni"], calicoPools: CalicoPoolPlan | undefined, services: ServiceMove[], nodes: NodeMove[], dnsKey: string, kubernetesMoves: boolean, flannelAt: FlannelAt = {}): PlanPhase[] {
+export function planPhases(config: RangeMigrationConfig, cni: Plan["cni"], calicoPools: CalicoPoolPlan | undefined, services: ServiceMove[], nodes: NodeMove[], dnsKey: string, kubernetesMoves: boolean, flannelAt: FlannelAt = {}): PlanPhase[] {
   const list = new PhaseList();
   list.phase("preflight", [step(stepId.preflight, "audit", "cluster", [], E.preflight)]);
   list.phase("snapshot", [step(stepId.snapshot, "etcd-snapshot", config.etcd.endpoints[0] ?? "etcd", [stepId.preflight], E.snapshot)]);
@@ -275,6 +275,21 @@ export function planPhases(config: MigrationConfig, cni: Plan["cni"], calicoPool
   return finishPhases(list, dnsFinal ? [dnsFinal.id] : [...nodesDone], cniPhase.afterNodes);
 }
 
+/**
+ * A run that changes node addresses only (nodeAddresses without serviceCidr and podCidr): the workers whose address
+ * changes roll as nodes/<name> (re-registered at their new address); control-plane nodes follow outside the plan's
+ * phases, one at a time (components/controlPlaneAddress), as in a range move.
+ */
+export function planAddressPhases(etcdEndpoint: string, workers: NodeMove[]): PlanPhase[] {
+  const list = new PhaseList();
+  list.phase("preflight", [step(stepId.preflight, "audit", "cluster", [], E.preflight)]);
+  list.phase("snapshot", [step(stepId.snapshot, "etcd-snapshot", etcdEndpoint, [stepId.preflight], E.snapshot)]);
+  const nodesDone = nodeSteps(list, workers, [], [stepId.snapshot]);
+  list.phase("verify", [step(stepId.verify, "verify", "cluster", nodesDone, E.verify)]);
+  for (const p of list.phases) p.estimateSeconds = sumBatches(p.steps);
+  return list.phases;
+}
+
 /** kube-proxy after the nodes (and the DNS swap), then the CNI's steps that wait for every node, then verify. */
 function finishPhases(list: PhaseList, after: string[], cniAfterNodes: PlanStep[]): PlanPhase[] {
   const kubeProxy = list.phase("kube-proxy", [
@@ -300,7 +315,7 @@ function finishPhases(list: PhaseList, after: string[], cniAfterNodes: PlanStep[
  * nodes (restarted, not re-registered) follow. The DNS Service needs no stand-in: it answers at its old IP through
  * the old-IP bridge until every pod has restarted.
  */
-function rewritePhases(list: PhaseList, config: MigrationConfig, cni: Plan["cni"], calicoPools: CalicoPoolPlan | undefined, moving: ServiceMove[], nodes: NodeMove[], kubernetesMoves: boolean, controlPlanes: NodeTarget[], flannelAt: FlannelAt): PlanPhase[] {
+function rewritePhases(list: PhaseList, config: RangeMigrationConfig, cni: Plan["cni"], calicoPools: CalicoPoolPlan | undefined, moving: ServiceMove[], nodes: NodeMove[], kubernetesMoves: boolean, controlPlanes: NodeTarget[], flannelAt: FlannelAt): PlanPhase[] {
   const controlPlane = rewriteControlPlaneSteps(list, controlPlanes, [stepId.snapshot]);
   rewrittenServiceSteps(list, moving, kubernetesMoves, controlPlane.rewrite);
   list.phase("dns", []);

@@ -3,7 +3,7 @@ import { addressOffset, cidrContains, dnsServiceIP, familyOf, isIpAddress, kuber
 import { allocateNodeSubnets } from "../net/nodeSubnets";
 import { ConfigError, UserError } from "../config/errors";
 import { Inventory, NodeInfo, ServiceInfo } from "./inventory";
-import { MigrationConfig } from "../config/migrationConfig";
+import { MigrationConfig, RangeMigrationConfig, movesRanges } from "../config/migrationConfig";
 import { rangeLists } from "../config/rangeLists";
 import { assertPlanConsistent } from "./planConsistency";
 import { NodeMove, Plan, PlanWarning, ServiceMove } from "./planModel";
@@ -36,8 +36,9 @@ function sortedBy<T>(items: T[], key: (item: T) => string): T[] {
  * to agree with itself (lib/plan/planConsistency.ts) and is never returned when it does not.
  */
 export function buildPlan(config: MigrationConfig, inventory: Inventory): Plan {
-  const plan = planCluster(config, inventory);
-  const problems = planRefusals(config, inventory, plan);
+  const ranged = rangeConfig(config);
+  const plan = planCluster(ranged, inventory);
+  const problems = planRefusals(ranged, inventory, plan);
   if (problems.length > 0) throw new ConfigError(problems);
   assertPlanConsistent(plan);
   return plan;
@@ -49,12 +50,18 @@ export function buildPlan(config: MigrationConfig, inventory: Inventory): Plan {
  * Still checked for consistency.
  */
 export function planAsFound(config: MigrationConfig, inventory: Inventory): Plan {
-  const plan = planCluster(config, inventory);
+  const plan = planCluster(rangeConfig(config), inventory);
   assertPlanConsistent(plan);
   return plan;
 }
 
-function planCluster(config: MigrationConfig, inventory: Inventory): Plan {
+/** The CIDR plan is a range move's: a run that changes node addresses only has the node address plan alone. */
+function rangeConfig(config: MigrationConfig): RangeMigrationConfig {
+  if (!movesRanges(config)) throw new UserError("this run changes node addresses only (nodeAddresses without serviceCidr and podCidr): it has no Service or Pod range plan; its plan is the node address plan (lib/plan/nodeAddressPlan)");
+  return config;
+}
+
+function planCluster(config: RangeMigrationConfig, inventory: Inventory): Plan {
   const warnings: PlanWarning[] = [];
   // OpenShift's network operator owns its ranges: validateConfig lets platform openshift reach only the runbook
   if (config.platform === "openshift" || config.cni === "ovn-kubernetes") throw new UserError(`platform "openshift" (cni "ovn-kubernetes") has no CIDR plan: \`cidr-migration plan\` prints its node address runbook only`);
@@ -143,7 +150,7 @@ function placementIn(range: FamilyRange | undefined, ip: string): Placement {
 }
 
 /** The Service ranges of the run, primary family first; an address picks its own family's (issue 17). */
-function familyRanges(config: MigrationConfig, kubernetesNewIP: string): { primary: FamilyRange; rangeOf: (ip: string) => FamilyRange | undefined } {
+function familyRanges(config: RangeMigrationConfig, kubernetesNewIP: string): { primary: FamilyRange; rangeOf: (ip: string) => FamilyRange | undefined } {
   const { from, to } = config.serviceCidr;
   const primary = { from, to, mapper: new AddressMapper(from, to, [kubernetesNewIP]) };
   const second = config.secondFamily;
@@ -169,7 +176,7 @@ const firstOf = (e: Entry): PlannedAddress | undefined => (e.ip === undefined ? 
 /** Every ClusterIP of the Service, in its own order; for the rarer paths (warnings, dual-stack rows). */
 const addressesOf = (e: Entry): PlannedAddress[] => (e.ip === undefined ? [] : e.second ? [e as PlannedAddress, e.second] : [e as PlannedAddress]);
 
-function planServices(config: MigrationConfig, live: ServiceInfo[], kubernetesNewIP: string, warnings: PlanWarning[]): ServiceMove[] {
+function planServices(config: RangeMigrationConfig, live: ServiceInfo[], kubernetesNewIP: string, warnings: PlanWarning[]): ServiceMove[] {
   const { primary, rangeOf } = familyRanges(config, kubernetesNewIP);
   const dualStack = config.secondFamily !== undefined;
   const dnsKey = serviceRefKey(config.dns);
@@ -287,7 +294,7 @@ function refuseDuplicateClusterIPs(entries: readonly Entry[]): void {
   }
 }
 
-function planNodes(config: MigrationConfig, live: NodeInfo[], warnings: PlanWarning[]): NodeMove[] {
+function planNodes(config: RangeMigrationConfig, live: NodeInfo[], warnings: PlanWarning[]): NodeMove[] {
   const { to, nodeMaskSize } = config.podCidr;
   const configured = new Map(config.nodes.map((n) => [n.name, n]));
   const sorted = sortedBy(live, (n) => n.name);
@@ -354,7 +361,7 @@ function planNodes(config: MigrationConfig, live: NodeInfo[], warnings: PlanWarn
   return moves;
 }
 
-function checkClusterConfig(config: MigrationConfig, inventory: Inventory, warnings: PlanWarning[]): void {
+function checkClusterConfig(config: RangeMigrationConfig, inventory: Inventory, warnings: PlanWarning[]): void {
   // An add-family run's cluster still holds the first family alone.
   const { pod: { from: podFrom, to: podTo }, service: { from: serviceFrom, to: serviceTo } } = rangeLists(config);
   const proxyCidr = inventory.kubeProxy?.clusterCIDR;

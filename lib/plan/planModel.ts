@@ -59,6 +59,11 @@ export interface NodeMove {
   role: "control-plane" | "worker";
   oldPodCIDR?: string;
   newPodCIDR: string;
+  /**
+   * "controller": a run that changes node addresses only keeps kube-controller-manager allocating, and the
+   * re-registered Node takes the subnet it gives, anywhere in newPodCIDR (then the cluster's pod range).
+   */
+  podCidrAllocation?: "controller";
   /** "unchanged" when the node's subnet already lies in the new range (an expansion). */
   action: "move" | "unchanged";
   /** 0 is the canary batch; -1 for unchanged nodes. */

@@ -2,7 +2,7 @@ import { isIpAddress, kubernetesServiceIP, normalizeCidr, normalizeIp } from "..
 import { configProblem } from "../config/configReader";
 import { ConfigProblem } from "../config/errors";
 import { Inventory } from "./inventory";
-import { MigrationConfig } from "../config/migrationConfig";
+import { RangeMigrationConfig } from "../config/migrationConfig";
 import { Plan, ServiceMove } from "./planModel";
 import { calicoPoolRefusals } from "./calicoPools";
 import { dualStackRefusals } from "./dualStackRefusals";
@@ -14,13 +14,13 @@ import { serviceRefKey } from "../serviceMove/serviceRef";
  * could not finish. Pure. Each check accepts the cluster both before and part-way through a migration, because the
  * graph plans again from the live cluster on every `pulumi up`: the old range or the new one, never a third.
  */
-export function planRefusals(config: MigrationConfig, inventory: Inventory, plan: Plan): ConfigProblem[] {
+export function planRefusals(config: RangeMigrationConfig, inventory: Inventory, plan: Plan): ConfigProblem[] {
   return [...dnsService(config, plan), ...cni(config, inventory), ...calicoOperator(config, inventory, plan), ...serviceRange(config, inventory, plan), ...unlistedNodes(config, inventory, plan), ...dualStackRefusals(config, inventory, plan), ...addressChangesWithoutMove(config, inventory, plan)];
 }
 
 
 /** dns.service must name a Service the cluster has, with a ClusterIP: the stand-in and the final swap copy it. */
-function dnsService(config: MigrationConfig, plan: Plan): ConfigProblem[] {
+function dnsService(config: RangeMigrationConfig, plan: Plan): ConfigProblem[] {
   const dnsKey = serviceRefKey(config.dns);
   const row = plan.services.find((s) => s.namespace === config.dns.namespace && s.name === config.dns.name);
   if (row && isIpAddress(row.oldClusterIP)) return [];
@@ -36,7 +36,7 @@ function dnsService(config: MigrationConfig, plan: Plan): ConfigProblem[] {
 }
 
 /** The Service most likely meant: the usual DNS Service names in kube-system, when the cluster has one. */
-function dnsCandidate(services: ServiceMove[], config: MigrationConfig, wrong: ServiceMove | undefined): string {
+function dnsCandidate(services: ServiceMove[], config: RangeMigrationConfig, wrong: ServiceMove | undefined): string {
   const candidates = ["kube-system/kube-dns", "kube-system/coredns", "kube-system/rke2-coredns-rke2-coredns"];
   const found = candidates
     .map((c) => services.find((s) => s.namespace === c.split("/")[0] && s.name === c.split("/")[1] && s !== wrong && isIpAddress(s.oldClusterIP)))
@@ -45,7 +45,7 @@ function dnsCandidate(services: ServiceMove[], config: MigrationConfig, wrong: S
 }
 
 /** A configured CNI that discovery contradicts would leave the real one's pod range unchanged. */
-function cni(config: MigrationConfig, inventory: Inventory): ConfigProblem[] {
+function cni(config: RangeMigrationConfig, inventory: Inventory): ConfigProblem[] {
   const detected = inventory.cni.detected;
   if (config.cni === "auto" || config.cni === detected) return [];
   const c = inventory.cni;
@@ -61,7 +61,7 @@ function cni(config: MigrationConfig, inventory: Inventory): ConfigProblem[] {
 }
 
 /** Installation pools the Tigera operator could not move as planned (lib/podNetwork/calicoInstallation.ts). */
-function calicoOperator(config: MigrationConfig, inventory: Inventory, plan: Plan): ConfigProblem[] {
+function calicoOperator(config: RangeMigrationConfig, inventory: Inventory, plan: Plan): ConfigProblem[] {
   if (plan.cni !== "calico") return [];
   return calicoPoolRefusals(inventory.cni, config.podCidr, config.secondFamily).map((message) => configProblem("podCidr", message));
 }
@@ -82,7 +82,7 @@ function ranges(list: string[]): string[] {
  * first IP of the range, kubeadm-config's serviceSubnet, and (1.33+) the live ServiceCIDR objects. Each may show the
  * old range or, part-way through, the new one.
  */
-function serviceRange(config: MigrationConfig, inventory: Inventory, plan: Plan): ConfigProblem[] {
+function serviceRange(config: RangeMigrationConfig, inventory: Inventory, plan: Plan): ConfigProblem[] {
   const { from, to } = config.serviceCidr;
   const known = new Set([from, to]);
   const against: string[] = [];
@@ -113,7 +113,7 @@ const MAX_LISTED = 3;
  * Every Node that must move (and every control-plane Node, whose manifests change) must be in cidr-migration:nodes:
  * one that cannot be rolled keeps its old podCIDR, and KCM then refuses to start on the new --cluster-cidr.
  */
-function unlistedNodes(config: MigrationConfig, inventory: Inventory, plan: Plan): ConfigProblem[] {
+function unlistedNodes(config: RangeMigrationConfig, inventory: Inventory, plan: Plan): ConfigProblem[] {
   const listed = new Set(config.nodes.map((n) => n.name));
   const missing = plan.nodes.filter((n) => !listed.has(n.name) && (n.action === "move" || n.role === "control-plane"));
   if (missing.length === 0) return [];
@@ -136,7 +136,7 @@ function unlistedNodes(config: MigrationConfig, inventory: Inventory, plan: Plan
  * A worker's address changes while the node rollout re-registers it, so a worker this run does not move (its subnet
  * in the new range already) cannot change address in it, unless it has (a re-run: its Node reports the new address).
  */
-function addressChangesWithoutMove(config: MigrationConfig, inventory: Inventory, plan: Plan): ConfigProblem[] {
+function addressChangesWithoutMove(config: RangeMigrationConfig, inventory: Inventory, plan: Plan): ConfigProblem[] {
   return config.nodeAddresses.flatMap((c, i) => {
     if (c.role !== "worker" || plan.nodes.some((n) => n.name === c.name && n.action === "move")) return [];
     const live = inventory.nodes.find((n) => n.name === c.name);

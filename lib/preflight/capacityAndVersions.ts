@@ -1,7 +1,7 @@
 import { cidrContains, cidrSize, familyOf, isIpAddress, normalizeCidr, parseCidr } from "../net/cidr";
 import { subnetCount } from "../net/nodeSubnets";
 import { Finding } from "../report/findings";
-import { PreflightInput } from "./checkInput";
+import { PreflightInput, RangePreflightInput, rangeInput } from "./checkInput";
 import { ControlPlaneComponent, ControlPlanePod, controlPlanePods } from "./controlPlanePods";
 
 /**
@@ -32,7 +32,10 @@ function flagRange(value: string | undefined, family: string): string | undefine
 }
 
 export function checkCapacityAndVersions(input: PreflightInput): Finding[] {
-  return [...capacity(input), ...kcmCrashPrediction(input), ...versions(input), ...allocatorDualWrite(input), ...controlPlaneFlags(input)];
+  const ranged = rangeInput(input);
+  // a run that changes node addresses only: the versions, which every run reports
+  if (!ranged) return versions(input);
+  return [...capacity(ranged), ...kcmCrashPrediction(ranged), ...versions(input), ...allocatorDualWrite(ranged), ...controlPlaneFlags(ranged)];
 }
 
 function usableAddresses(cidr: string): bigint {
@@ -41,7 +44,7 @@ function usableAddresses(cidr: string): bigint {
   return size > reserved ? size - reserved : 0n;
 }
 
-function capacity(input: PreflightInput): Finding[] {
+function capacity(input: RangePreflightInput): Finding[] {
   const { config, cluster } = input;
   const findings: Finding[] = [];
   const { from, to } = config.serviceCidr;
@@ -111,7 +114,7 @@ function capacity(input: PreflightInput): Finding[] {
  * (nodes/enable-cidr-allocation/<cp>): by then every Node must hold a subnet of the new range, so a Node the rollout
  * does not move (one missing from cidr-migration:nodes) crashes KCM at that step.
  */
-function kcmCrashPrediction(input: PreflightInput): Finding[] {
+function kcmCrashPrediction(input: RangePreflightInput): Finding[] {
   const { config, cluster } = input;
   const findings: Finding[] = [];
   const rolled = new Set(config.nodes.map((n) => n.name));
@@ -148,12 +151,14 @@ function versions(input: PreflightInput): Finding[] {
       action: "none",
     },
   ];
+  const newServiceRange = input.config.serviceCidr?.to;
   if (served.includes("v1")) {
-    findings.push({
+    // a run that moves no range leaves the ServiceCIDRs alone
+    if (newServiceRange) findings.push({
       code: "SERVICECIDR_API_PRESENT",
       severity: "info",
       object: "cluster",
-      message: `the apiserver keeps Service ranges in ServiceCIDR objects (networking.k8s.io/v1): the default ServiceCIDR "kubernetes" keeps the old range after the flag change, so the graph opens a ServiceCIDR for ${input.config.serviceCidr.to} before the Service moves (step service-cidr-open) and lets the apiserver replace the default once nothing is left in the old range (step service-cidr-close)`,
+      message: `the apiserver keeps Service ranges in ServiceCIDR objects (networking.k8s.io/v1): the default ServiceCIDR "kubernetes" keeps the old range after the flag change, so the graph opens a ServiceCIDR for ${newServiceRange} before the Service moves (step service-cidr-open) and lets the apiserver replace the default once nothing is left in the old range (step service-cidr-close)`,
       action: "none",
     });
   } else if (served.length > 0) {
@@ -177,7 +182,7 @@ function versions(input: PreflightInput): Finding[] {
  */
 export const DUAL_WRITE_GATE = "DisableAllocatorDualWrite";
 
-function allocatorDualWrite(input: PreflightInput): Finding[] {
+function allocatorDualWrite(input: RangePreflightInput): Finding[] {
   const { cluster } = input;
   if (!cluster.serviceCidrApiVersions.includes("v1") || cluster.serverVersion.minor.replace(/\D+$/, "") !== "33") return [];
   const apiservers = controlPlanePods(cluster.pods).filter((p) => p.component === "kube-apiserver");
@@ -194,7 +199,7 @@ function allocatorDualWrite(input: PreflightInput): Finding[] {
   }];
 }
 
-function controlPlaneFlags(input: PreflightInput): Finding[] {
+function controlPlaneFlags(input: RangePreflightInput): Finding[] {
   const { config, cluster } = input;
   const findings: Finding[] = [];
   const pods = controlPlanePods(cluster.pods);

@@ -1,4 +1,4 @@
-import { MigrationConfig } from "../config/migrationConfig";
+import { MigrationConfig, RangeMigrationConfig, movesRanges } from "../config/migrationConfig";
 import { ClusterObjects } from "./clusterObjects";
 import { EtcdProbe } from "./etcdProbe";
 import { BridgeAdmission } from "./bridgeAdmission";
@@ -13,6 +13,16 @@ export interface PreflightInput {
   etcd?: EtcdProbe;
   /** Whether admission lets a Service carry an externalIP, probed when services.bridgeOldIps is on. */
   bridgeAdmission?: BridgeAdmission;
+}
+
+/** The input of a check of the Service and Pod ranges, which a run that changes node addresses only does not have. */
+export interface RangePreflightInput extends PreflightInput {
+  config: RangeMigrationConfig;
+}
+
+export function rangeInput(input: PreflightInput): RangePreflightInput | undefined {
+  const { config } = input;
+  return movesRanges(config) ? { ...input, config } : undefined;
 }
 
 /** Names an object the way findings do: "Kind namespace/name" or "Kind name". */

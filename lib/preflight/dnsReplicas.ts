@@ -9,7 +9,11 @@ import { objectLabel, PreflightInput } from "./checkInput";
  */
 export function checkDnsReplicas(input: PreflightInput): Finding[] {
   const { config, cluster } = input;
-  const nodesMove = cluster.nodes.some((n) => n.spec?.podCIDR !== undefined && !cidrContains(config.podCidr.to, n.spec.podCIDR));
+  // the nodes that drain: those outside the new pod range, or (a run that changes node addresses only) the workers moved
+  const podTo = config.podCidr?.to;
+  const nodesMove = podTo
+    ? cluster.nodes.some((n) => n.spec?.podCIDR !== undefined && !cidrContains(podTo, n.spec.podCIDR))
+    : config.nodeAddresses.some((c) => c.role === "worker");
   if (!nodesMove) return [];
   const dns = cluster.services.find((s) => s.metadata?.namespace === config.dns.namespace && s.metadata?.name === config.dns.name);
   const selector = dns?.spec?.selector;

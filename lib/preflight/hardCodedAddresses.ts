@@ -1,7 +1,7 @@
 import { V1ObjectMeta, V1Pod, V1PodSpec } from "@kubernetes/client-node";
 import { Finding } from "../report/findings";
 import { AddressHit, NamedRange, RangeMatcher } from "./addressLiterals";
-import { keyPath, objectLabel, PreflightInput } from "./checkInput";
+import { keyPath, objectLabel, PreflightInput, RangePreflightInput, rangeInput } from "./checkInput";
 import { ClusterObjects, keyOf } from "./clusterObjects";
 import { isMigratedControlPlanePod } from "./controlPlanePods";
 
@@ -53,7 +53,7 @@ interface ScanContext {
   newPodCidr: string;
 }
 
-export function oldRangeMatcher(input: PreflightInput): RangeMatcher {
+export function oldRangeMatcher(input: RangePreflightInput): RangeMatcher {
   const ranges: NamedRange[] = [
     { label: SERVICE_RANGE_LABEL, cidr: input.config.serviceCidr.from },
     { label: POD_RANGE_LABEL, cidr: input.config.podCidr.from },
@@ -61,7 +61,10 @@ export function oldRangeMatcher(input: PreflightInput): RangeMatcher {
   return new RangeMatcher(ranges);
 }
 
-export function checkHardCodedAddresses(input: PreflightInput): Finding[] {
+export function checkHardCodedAddresses(whole: PreflightInput): Finding[] {
+  // the old ranges' addresses; a run that moves no range has its old node addresses scanned instead (oldNodeAddresses)
+  const input = rangeInput(whole);
+  if (!input) return [];
   const ctx: ScanContext = {
     matcher: oldRangeMatcher(input),
     owners: addressOwners(input),

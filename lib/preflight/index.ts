@@ -72,7 +72,7 @@ export async function runPreflight(opts: RunPreflightOptions): Promise<Preflight
       sampleRewriteKeys: opts.config.services.strategy === "etcd-rewrite",
     }),
     // any address of the old Service range will do: admission judges the field, not the address
-    givesExternalIps(opts.config) ? probeBridgeAdmission(opts.kubeConfig, kubernetesServiceIP(opts.config.serviceCidr.from)) : undefined,
+    opts.config.serviceCidr && givesExternalIps(opts.config) ? probeBridgeAdmission(opts.kubeConfig, kubernetesServiceIP(opts.config.serviceCidr.from)) : undefined,
   ]);
   const collected = performance.now();
   const findings = preflightFindings({ config: opts.config, cluster, etcd, bridgeAdmission, allowSecretValues: opts.allowSecretValues === true });

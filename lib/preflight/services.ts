@@ -1,7 +1,7 @@
 import { V1Service } from "@kubernetes/client-node";
 import { cidrContains, isIpAddress } from "../net/cidr";
 import { Finding } from "../report/findings";
-import { objectLabel, PreflightInput } from "./checkInput";
+import { objectLabel, PreflightInput, rangeInput } from "./checkInput";
 import { keyOf } from "./clusterObjects";
 import { bridgedIpsOf } from "../serviceMove/oldIpBridge";
 import { routedAheadIpsOf } from "../serviceMove/newIpAhead";
@@ -37,7 +37,9 @@ export function isPinnedClusterIP(svc: V1Service): boolean {
 }
 
 export function checkServices(input: PreflightInput): Finding[] {
-  const { config } = input;
+  // no range moves (node addresses only): no Service moves either
+  const config = rangeInput(input)?.config;
+  if (!config) return [];
   const findings: Finding[] = [];
   const dnsKey = `${config.dns.namespace}/${config.dns.name}`;
   const oldRanges = [config.serviceCidr.from, config.podCidr.from];

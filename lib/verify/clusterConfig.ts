@@ -5,13 +5,13 @@ import { keyOf } from "../preflight/clusterObjects";
 import { controlPlanePods } from "../preflight/controlPlanePods";
 import { rangeLists } from "../config/rangeLists";
 import { LeftoverTest } from "./leftovers";
-import { VerifyInput } from "./verifyInput";
+import { RangeVerifyInput } from "./verifyInput";
 
 /**
  * The cluster's own records of its ranges after the move: kube-proxy clusterCIDR, kubeadm-config networking,
  * kubelet-config clusterDNS, and the flags of the control-plane static pods (read from their mirror pods).
  */
-export function verifyClusterConfig(input: VerifyInput): Finding[] {
+export function verifyClusterConfig(input: RangeVerifyInput): Finding[] {
   const { config, cluster, targets } = input;
   const findings: Finding[] = [];
   const ranges = rangeLists(config);

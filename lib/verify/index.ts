@@ -1,7 +1,7 @@
 import { KubeConfig } from "@kubernetes/client-node";
 import { discoverInventory } from "../plan/discovery";
 import { buildReport, Finding, FindingReport } from "../report/findings";
-import { MigrationConfig } from "../config/migrationConfig";
+import { MigrationConfig, movesRanges } from "../config/migrationConfig";
 import { Plan } from "../plan/planModel";
 import { collectClusterObjects } from "../preflight/collect";
 import { verifyClusterConfig } from "./clusterConfig";
@@ -11,7 +11,7 @@ import { verifyPodNetwork } from "./podNetwork";
 import { verifyServiceAddresses } from "./serviceAddresses";
 import { verifyServiceCidrs } from "./serviceCidrs";
 import { verifyTargets } from "./targets";
-import { VerifyInput } from "./verifyInput";
+import { VerifyInput, rangeVerifyInput } from "./verifyInput";
 
 /**
  * `cidr-migration verify`, also the graph's last phase: read-only proof that nothing is left in the old ranges.
@@ -22,7 +22,10 @@ export { VerifyInput, VerifyTargets } from "./verifyInput";
 export { verifyTargets } from "./targets";
 
 export function verifyFindings(input: VerifyInput): Finding[] {
-  return [...verifyServiceAddresses(input), ...verifyServiceCidrs(input), ...verifyPodNetwork(input), ...verifyClusterConfig(input), ...verifyDisruptionBudgets(input), ...verifyNodeAddresses(input)];
+  // the ranges' checks, on every run but one that changes node addresses only
+  const ranged = rangeVerifyInput(input);
+  const rangeFindings = ranged ? [...verifyServiceAddresses(ranged), ...verifyServiceCidrs(ranged), ...verifyPodNetwork(ranged), ...verifyClusterConfig(ranged)] : [];
+  return [...rangeFindings, ...verifyDisruptionBudgets(input), ...verifyNodeAddresses(input)];
 }
 
 export interface RunVerifyOptions {
@@ -37,6 +40,6 @@ export async function runVerify(opts: RunVerifyOptions): Promise<FindingReport> 
     discoverInventory(opts.kubeConfig),
     collectClusterObjects(opts.kubeConfig, { kinds: ["pods", "configMaps", "calicoIpamBlocks", "calicoBlockAffinities", "ipAddresses", "podDisruptionBudgets"] }),
   ]);
-  const targets = verifyTargets(opts.config, inventory, opts.reviewedPlan);
+  const targets = movesRanges(opts.config) ? verifyTargets(opts.config, inventory, opts.reviewedPlan) : undefined;
   return buildReport("verify", verifyFindings({ config: opts.config, inventory, cluster, targets }));
 }

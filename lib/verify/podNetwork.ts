@@ -4,13 +4,13 @@ import { CLOSED_NODE_SELECTOR, INSTALLATION_NAME } from "../podNetwork/calicoIns
 import { objectLabel } from "../preflight/checkInput";
 import { rangeLists } from "../config/rangeLists";
 import { LeftoverTest } from "./leftovers";
-import { VerifyInput } from "./verifyInput";
+import { RangeVerifyInput } from "./verifyInput";
 
 /**
  * The pod network after the move: every Node holds a subnet of the new Pod range, no running Pod keeps an old IP,
  * and Calico holds no pool, IPAM block or block affinity in the old range.
  */
-export function verifyPodNetwork(input: VerifyInput): Finding[] {
+export function verifyPodNetwork(input: RangeVerifyInput): Finding[] {
   const { config, inventory, cluster } = input;
   const findings: Finding[] = [];
   const { from, to } = rangeLists(config).pod;

@@ -1,7 +1,7 @@
 import { Finding } from "../report/findings";
 import { rangeLists } from "../config/rangeLists";
 import { LeftoverTest } from "./leftovers";
-import { VerifyInput } from "./verifyInput";
+import { RangeVerifyInput } from "./verifyInput";
 
 /**
  * Services after the move: no ClusterIP left in the old Service range, `kubernetes` at the new range's first address,
@@ -12,7 +12,7 @@ import { VerifyInput } from "./verifyInput";
  * the DNS Service must come back at its planned address (kubelets hand that address to every pod), and the apiserver
  * re-creates `kubernetes` itself at the new range's first address.
  */
-function oldRangeAction(key: string, dnsKey: string, targets: VerifyInput["targets"]): string {
+function oldRangeAction(key: string, dnsKey: string, targets: RangeVerifyInput["targets"]): string {
   if (key === "default/kubernetes") {
     return "the apiserver owns this Service: once every kube-apiserver runs with the new --service-cluster-ip-range, delete it and the apiserver re-creates it at the new range's first address; do not re-create it by hand";
   }
@@ -22,7 +22,7 @@ function oldRangeAction(key: string, dnsKey: string, targets: VerifyInput["targe
   return "run `pulumi up` again to finish the Service moves (it resumes from its journal), or re-create this Service without spec.clusterIP";
 }
 
-export function verifyServiceAddresses(input: VerifyInput): Finding[] {
+export function verifyServiceAddresses(input: RangeVerifyInput): Finding[] {
   const { config, inventory, targets } = input;
   const findings: Finding[] = [];
   // both families of a dual-stack run (rangeLists), each address against its own

@@ -3,13 +3,13 @@ import { Finding } from "../report/findings";
 import { DEFAULT_SERVICE_CIDR } from "../serviceMove/serviceCidrs";
 import { rangeLists } from "../config/rangeLists";
 import { LeftoverTest } from "./leftovers";
-import { VerifyInput } from "./verifyInput";
+import { RangeVerifyInput } from "./verifyInput";
 
 /**
  * The ServiceCIDR API (1.33+) after the move: the default ServiceCIDR holds exactly the new range, and no
  * ServiceCIDR or IPAddress object is left in the old one. Nothing to check where the API is not served.
  */
-export function verifyServiceCidrs(input: VerifyInput): Finding[] {
+export function verifyServiceCidrs(input: RangeVerifyInput): Finding[] {
   const { config, inventory, cluster } = input;
   if (!inventory.serviceCidrs) return [];
   const findings: Finding[] = [];

@@ -1,6 +1,6 @@
 import { kubernetesServiceIP } from "../net/cidr";
 import { Inventory } from "../plan/inventory";
-import { MigrationConfig } from "../config/migrationConfig";
+import { RangeMigrationConfig } from "../config/migrationConfig";
 import { planAsFound } from "../plan/plan";
 import { Plan } from "../plan/planModel";
 import { VerifyTargets } from "./verifyInput";
@@ -10,7 +10,7 @@ import { VerifyTargets } from "./verifyInput";
  * run (`cidr-migration plan --json > plan.json`, or the graph's own plan), else the plan of the live cluster, which
  * still says where a not-yet-moved DNS Service goes but can only confirm that a moved one sits in the new range.
  */
-export function verifyTargets(config: MigrationConfig, inventory: Inventory, reviewed?: { plan: Plan; source: string }): VerifyTargets {
+export function verifyTargets(config: RangeMigrationConfig, inventory: Inventory, reviewed?: { plan: Plan; source: string }): VerifyTargets {
   const plan = reviewed?.plan ?? planAsFound(config, inventory);
   return {
     kubernetesServiceIP: kubernetesServiceIP(config.serviceCidr.to),

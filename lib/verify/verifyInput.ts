@@ -1,5 +1,5 @@
 import { Inventory } from "../plan/inventory";
-import { MigrationConfig } from "../config/migrationConfig";
+import { MigrationConfig, RangeMigrationConfig, movesRanges } from "../config/migrationConfig";
 import { ClusterObjects } from "../preflight/clusterObjects";
 
 /** Where the migration should have put the two Services every pod depends on. */
@@ -19,5 +19,17 @@ export interface VerifyInput {
   inventory: Inventory;
   /** Pods, ConfigMaps, Calico IPAM blocks and block affinities, from the preflight collector. */
   cluster: ClusterObjects;
+  /** Absent on a run that changes node addresses only: no Service moves. */
+  targets?: VerifyTargets;
+}
+
+/** The input of a check of the Service and Pod ranges, which a run that changes node addresses only does not have. */
+export interface RangeVerifyInput extends VerifyInput {
+  config: RangeMigrationConfig;
   targets: VerifyTargets;
+}
+
+export function rangeVerifyInput(input: VerifyInput): RangeVerifyInput | undefined {
+  const { config, targets } = input;
+  return movesRanges(config) && targets ? { ...input, config, targets } : undefined;
 }

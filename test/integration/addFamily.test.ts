@@ -20,6 +20,7 @@ import { baseValues } from "../support/stackValues";
 import { useTestCluster } from "../testbed/fixture";
 import { registerNode } from "../testbed/kubelet";
 import { waitUntil } from "../testbed/processes";
+import { rangeConfig } from "../support/rangeConfig";
 
 const V4 = { service: "10.96.0.0/16", pod: "10.244.0.0/16" };
 const V6 = { service: "fd00:10:96::/112", pod: "fd00:10:244::/56" };
@@ -49,7 +50,7 @@ describe("single-stack → dual-stack: an add-family run on a real control plane
   const services = async () => (await core.listServiceForAllNamespaces()).items.filter((s) => s.metadata!.namespace !== "default");
   const podNetworkFindings = async () => {
     const inventory = await discoverInventory(kc);
-    const config = validateConfig({ values: addFamilyValues(cluster().kubeconfigPath) } as never, { inventory });
+    const config = rangeConfig(validateConfig({ values: addFamilyValues(cluster().kubeconfigPath) } as never, { inventory }));
     return verifyPodNetwork({ config, inventory, cluster: { pods: [], calicoIpamBlocks: [], calicoBlockAffinities: [] } as unknown as ClusterObjects, targets: {} as never });
   };
 

@@ -16,26 +16,8 @@ import { useTestCluster } from "../testbed/fixture";
 import { minorNumber } from "../testbed/kubeVersion";
 import { OLD_NODE_CIDR_MASK_SIZE, OLD_POD_CIDR, OLD_SERVICE_CIDR, seedWorkload } from "../testbed/seed";
 
-describe("index.ts: the whole graph against a seeded real control plane (mocked engine)", function () {
-  const cluster = useTestCluster({ serviceCidr: OLD_SERVICE_CIDR, podCidr: OLD_POD_CIDR, nodeMaskSize: OLD_NODE_CIDR_MASK_SIZE });
-  const sshKey = generateKeyPairSync("ed25519").privateKey.export({ type: "pkcs8", format: "pem" }).toString();
-  let graph: MockGraph;
-  let kubeconfigText: string;
-  let values: Record<string, unknown>;
-
-  before(async function () {
-    const kc = cluster().kubeConfig();
-    await seedWorkload(kc);
-    kubeconfigText = readFileSync(cluster().kubeconfigPath, "utf8");
-    values = {
-      ...readStackFile(path.join(REPO, "Pulumi.sandbox.yaml")).values,
-      kubeconfig: cluster().kubeconfigPath,
-      etcd: { endpoints: [cluster().etcd.endpoint] },
-      ssh: { user: "root", privateKey: sshKey },
-    };
-    graph = await programGraph(kc, values);
-  });
-
+/** Finding resources and proving waits in a captured graph. */
+function graphHelpers(graph: MockGraph) {
   const one = (pattern: RegExp): RegisteredResource => {
     const found = graph.resources.filter((r) => pattern.test(r.type) || pattern.test(r.name));
     assert.equal(found.length, 1, `expected one resource matching ${pattern}, found ${found.map((r) => `${r.type} ${r.name}`).join(", ") || "none"}`);
@@ -77,6 +59,31 @@ describe("index.ts: the whole graph against a seeded real control plane (mocked 
       for (const e of earlierSteps) assert.ok(waits(l, e), `${l.type} ${l.name} (${later.name}) does not wait on ${e.type} ${e.name} (${earlier.name})`);
     }
   };
+  return { one, stepsOf, waits, phaseWaits };
+}
+
+describe("index.ts: the whole graph against a seeded real control plane (mocked engine)", function () {
+  const cluster = useTestCluster({ serviceCidr: OLD_SERVICE_CIDR, podCidr: OLD_POD_CIDR, nodeMaskSize: OLD_NODE_CIDR_MASK_SIZE });
+  const sshKey = generateKeyPairSync("ed25519").privateKey.export({ type: "pkcs8", format: "pem" }).toString();
+  let graph: MockGraph;
+  let kubeconfigText: string;
+  let values: Record<string, unknown>;
+
+  before(async function () {
+    const kc = cluster().kubeConfig();
+    await seedWorkload(kc);
+    kubeconfigText = readFileSync(cluster().kubeconfigPath, "utf8");
+    values = {
+      ...readStackFile(path.join(REPO, "Pulumi.sandbox.yaml")).values,
+      kubeconfig: cluster().kubeconfigPath,
+      etcd: { endpoints: [cluster().etcd.endpoint] },
+      ssh: { user: "root", privateKey: sshKey },
+    };
+    graph = await programGraph(kc, values);
+  });
+
+  const one = (pattern: RegExp) => graphHelpers(graph).one(pattern);
+  const phaseWaits = (later: RegisteredResource, earlier: RegisteredResource) => graphHelpers(graph).phaseWaits(later, earlier);
 
   it("declares every phase of the runbook", () => {
     for (const pattern of [
@@ -136,5 +143,37 @@ describe("index.ts: the whole graph against a seeded real control plane (mocked 
       if (JSON.stringify(r.inputs).includes(keyLine)) withKey++;
     }
     assert.ok(withKey > 0, "the SSH key reaches the remote commands (as a secret)");
+  });
+
+  describe("nodeAddresses alone (no serviceCidr or podCidr): the address run's graph", () => {
+    let addressGraph: MockGraph;
+    before(async () => {
+      const { serviceCidr: _s, podCidr: _p, services: _services, ...rest } = values;
+      addressGraph = await programGraph(cluster().kubeConfig(), {
+        ...rest,
+        nodeAddresses: [{ name: "worker-2", from: "192.168.50.12", to: "192.168.60.12" }],
+        hostAddress: { persistence: "none", prefix: 24 },
+      });
+    });
+
+    it("declares preflight, the snapshot, worker-2's rollout and verify, in that order, and nothing of a range move", () => {
+      const { one, stepsOf, phaseWaits } = graphHelpers(addressGraph);
+      const order = [one(/^preflight$/), one(/^etcd-snapshot$/), one(/NodeRollout$/), one(/^verify$/)];
+      for (let i = 1; i < order.length; i++) phaseWaits(order[i], order[i - 1]);
+      const ranged = addressGraph.resources.filter((r) => /ControlPlane$|ApiserverCerts$|ServiceRecreation$|ServiceCidrSwitch$|Dns(TemporaryService|FinalSwap|DisruptionBudget)$|ClusterConfig$|CalicoIPPool$|FlannelConfig$|KubeProxyConfig$|EnableCidrAllocation$|OldIpBridgeRemoval$/.test(r.type));
+      assert.deepEqual(ranged.map((r) => `${r.type} ${r.name}`), []);
+      const rolled = stepsOf(one(/NodeRollout$/)).map((r) => r.name.replace(/^nodes-/, ""));
+      assert.deepEqual(rolled.filter((n) => !n.startsWith("worker-2-")), [], "only worker-2 rolls");
+      assert.ok(["drain", "deregister", "address-add", "kubelet-node-ip", "kubelet-start", "rejoin", "address-remove-old"].every((s) => rolled.includes(`worker-2-${s}`)), rolled.join(", "));
+      assert.ok(!rolled.includes("worker-2-kubelet-config-dns"), "the DNS Service keeps its address: the kubelet's clusterDNS stays");
+    });
+
+    it("re-registers worker-2 at its new address in the cluster's own pod range, its subnet from kube-controller-manager", () => {
+      const rejoin = graphHelpers(addressGraph).one(/^nodes-worker-2-rejoin$/);
+      assert.equal(rejoin.inputs.plannedPodCIDR, OLD_POD_CIDR);
+      assert.equal(rejoin.inputs.podCidrFromController, true);
+      assert.equal(rejoin.inputs.internalIP, "192.168.60.12");
+      assert.equal(graphHelpers(addressGraph).one(/^nodes-worker-2-drain$/).inputs.plannedPodCIDR, OLD_POD_CIDR);
+    });
   });
 });

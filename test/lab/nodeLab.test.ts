@@ -177,6 +177,49 @@ describe("the migration on real nodes (node lab)", function () {
     });
   });
 
+  describe("addresses alone, no range move: a control-plane node's and a worker's, on three control-plane nodes (issue 16)", () => {
+    const site: LabSite = { ...defaultSite(), nodes: ["cp-1", "cp-2", "cp-3", "worker-1"] };
+    let m: LabMigration;
+    let servicesBefore: string[] = [];
+    const services = (kubeconfigPath: string) => kubectlJsonAt(kubeconfigPath, ["get", "services", "--all-namespaces"]).items
+      .map((s) => `${s.metadata.namespace}/${s.metadata.name} ${s.metadata.uid} ${s.spec.clusterIP}`).sort();
+    before(async () => {
+      m = await migrateLab({
+        site, bridge: false, addressesOnly: true, moveAddresses: ["cp-3", "worker-1"], previewAgain: true,
+        beforeUp: (kubeconfigPath) => (servicesBefore = services(kubeconfigPath)),
+      });
+    });
+    after(async () => {
+      if (process.env.CIDR_MIGRATION_LAB_KEEP !== "1") await labDown(site);
+    });
+
+    it("runs and verifies clean; every Service as it was (uid, ClusterIP); every pod, podCIDR and cni0/flannel.1 still in the cluster's own pod range", () => {
+      assert.equal(m.preview.exitCode, 0, `pulumi preview failed; see ${m.preview.logFile}`);
+      assert.equal(m.up.exitCode, 0, `pulumi up failed; see ${m.up.logFile}`);
+      assert.equal(m.verify.exitCode, 0, `cidr-migration verify failed; see ${m.verify.logFile}`);
+      assert.ok(servicesBefore.length >= 5, "the Services were recorded before the run");
+      assert.deepEqual(services(m.lab.kubeconfigPath), servicesBefore);
+      const oldPodRange = LAB_RANGES.podCidr.from;
+      const nodes = kubectlJson(m, ["get", "nodes"]).items;
+      assert.deepEqual(nodes.map((n) => n.metadata.name).sort(), m.lab.nodes.map((n) => n.name).sort(), "every node came back");
+      for (const node of nodes) {
+        assert.ok(cidrContains(oldPodRange, node.spec.podCIDR), `${node.metadata.name}'s podCIDR ${node.spec.podCIDR} is in ${oldPodRange}`);
+        const flannel = deviceAddress(node.metadata.name, "flannel.1");
+        assert.ok(flannel && cidrContains(node.spec.podCIDR, flannel.split("/")[0]), `flannel.1 ${flannel} on ${node.metadata.name} is in ${node.spec.podCIDR}`);
+      }
+      const pods = kubectlJson(m, ["get", "pods", "--all-namespaces"]).items.filter((p) => !p.spec.hostNetwork && p.status.podIP);
+      for (const pod of pods) assert.ok(cidrContains(oldPodRange, pod.status.podIP), `${pod.metadata.namespace}/${pod.metadata.name} ${pod.status.podIP} is in ${oldPodRange}`);
+      // nothing of a range move ran: the first step after the snapshot is a node's drain
+      const steps = m.events.flatMap((e) => (e.event.resOutputsEvent?.metadata?.urn ?? "").split("::").slice(-1));
+      assert.ok(steps.includes("nodes-worker-1-rejoin") && steps.includes("control-plane-address-cp-3-etcd-peer"), steps.join(", "));
+      assert.deepEqual(steps.filter((s) => /^(services|control-plane|kube-proxy|flannel|cluster-config|enable-cidr-allocation)$/.test(s)), []);
+    });
+
+    it("cp-3 and worker-1 are at their new addresses only; a second run changes nothing", () => {
+      movedNodes(m, { "cp-3": 6, "worker-1": 2 });
+    });
+  });
+
   describe("kubeadm-rejoin for the workers, with the old-ClusterIP bridge", () => {
     let m: LabMigration;
     before(async () => {

@@ -1,12 +1,13 @@
 /**
  * NodeRejoin's step: wait for the kubelet's re-registration, set the planned podCIDR (kube-controller-manager runs
- * with --allocate-node-cidrs=false meanwhile), restore the metadata exactly while still cordoned, evict the
+ * with --allocate-node-cidrs=false meanwhile; on a run that changes node addresses only it keeps allocating, and the
+ * step takes the subnet it gives, inside the pod range), restore the metadata exactly while still cordoned, evict the
  * DaemonSet pods left from the old Node, wait Ready, uncordon (back to the backed-up unschedulable), wait for the
  * node's DaemonSet pods to be Ready in the new subnet, and verify podCIDR and metadata.
  */
 import { V1Node } from "@kubernetes/client-node";
 import { describeKubeError } from "../../config/kubeClient";
-import { familyOf } from "../../net/cidr";
+import { cidrContains, familyOf, normalizeCidr } from "../../net/cidr";
 import { podKey } from "../drainDecision";
 import { describeDifferences, metadataDifferences, metadataMergePatch, metadataOf, restoredMetadata } from "../nodeMetadata";
 import { isReady, podCidrAction, podsBack, registrationState, staleDaemonSetPods } from "../rejoinChecks";
@@ -32,15 +33,17 @@ export async function rejoin(run: StepRun): Promise<Record<string, unknown>> {
     throw new Error(`node ${inputs.node}: the backup of run "${inputs.runId}" was taken for podCIDR ${record.plannedPodCIDR}, this step plans ${planned}; re-plan or use a new snapshot.trigger`);
   }
   const r: Rejoin = { run, record, planned, timeout: inputs.rejoinTimeoutSeconds ?? DEFAULT_REJOIN_TIMEOUT_SECONDS };
-  const registered = inputs.nodeKept ? await waitNodeKept(r) : await waitReregistered(r);
+  let registered = inputs.nodeKept ? await waitNodeKept(r) : await waitReregistered(r);
   if (inputs.internalIP) await waitInternalIP(run, r.timeout, inputs.internalIP);
+  // from here on the node's own subnet, where its pods must come back
+  if (inputs.podCidrFromController) [registered, r.planned] = await waitAllocatedPodCidr(r);
   const assigned = await assignPodCidrAndRestore(r, registered);
   const replaced = await replaceOldDaemonSetPods(r);
   await waitPodsBackInNewSubnet(r);
   await verifyRestored(r);
   await run.setPhase(phase, "restored");
-  run.log(`verified: podCIDR ${planned}, metadata as before the move, ${record.daemonSets.length} DaemonSet pod(s) back`);
-  return { podCIDR: planned, assignedPodCIDR: assigned, daemonSets: record.daemonSets, replacedPods: [...replaced].sort(), backupConfigMap: run.backupName(), elapsedSeconds: run.elapsedSeconds() };
+  run.log(`verified: podCIDR ${r.planned}, metadata as before the move, ${record.daemonSets.length} DaemonSet pod(s) back`);
+  return { podCIDR: r.planned, assignedPodCIDR: assigned, daemonSets: record.daemonSets, replacedPods: [...replaced].sort(), backupConfigMap: run.backupName(), elapsedSeconds: run.elapsedSeconds() };
 }
 
 /** 1. The kubelet's re-registration: a Node of the same name with a new uid. */
@@ -65,6 +68,24 @@ export async function waitInternalIP(run: StepRun, timeout: number, wanted: stri
     return sameFamily.length === 1 && sameFamily[0] === wanted ? true : undefined;
   }, () => `the kubelet does not report InternalIP ${wanted} (it reports ${seen.join(", ") || "none"}); check --node-ip in /var/lib/kubelet/kubeadm-flags.env and the address on the node`);
   run.log(`reports InternalIP ${wanted}`);
+}
+
+/**
+ * 1c. kube-controller-manager allocating: the subnet(s) it gave the re-registered Node, each inside its family's pod
+ * range (plannedPodCIDR). Returns the Node and its subnets as plannedPodCIDR lists them.
+ */
+async function waitAllocatedPodCidr({ run, planned, timeout }: Rejoin): Promise<[V1Node, string]> {
+  const ranges = planned.split(",");
+  const node = await run.within(timeout, "a podCIDR from kube-controller-manager", async () => {
+    const current = await run.readNode();
+    const held = current?.spec?.podCIDRs?.length ? current.spec.podCIDRs : current?.spec?.podCIDR ? [current.spec.podCIDR] : [];
+    return held.length >= ranges.length ? current : undefined;
+  }, `the Node has no podCIDR: kube-controller-manager gives one when it runs with --allocate-node-cidrs=true and --cluster-cidr ${planned}; check its flags and log`);
+  const held = node.spec!.podCIDRs?.length ? node.spec!.podCIDRs : [node.spec!.podCIDR!];
+  const outside = held.filter((subnet, i) => !cidrContains(ranges[i] ?? ranges[0], subnet));
+  if (outside.length > 0) throw new Error(`node ${run.inputs.node}: kube-controller-manager gave podCIDR ${held.join(",")}, outside the pod range ${planned}; check its --cluster-cidr`);
+  run.log(`podCIDR ${held.join(",")} from kube-controller-manager`);
+  return [node, held.map(normalizeCidr).join(",")];
 }
 
 /** 1, etcd-rewrite: the Node was never deleted; its podCIDR was rewritten in etcd before its kubelet restarted. */

@@ -33,6 +33,11 @@ export interface StepInputs {
   rejoinTimeoutSeconds?: number;
   /** rejoin: the Node was never deleted (nodeRollout.strategy etcd-rewrite): its kubelet restarted, no re-registration */
   nodeKept?: boolean;
+  /**
+   * rejoin: kube-controller-manager gives the re-registered Node its subnet (a run that changes node addresses only
+   * keeps allocation on); plannedPodCIDR is then the pod range it must lie in
+   */
+  podCidrFromController?: boolean;
   /** rejoin: the node's address moved (nodeAddresses): the re-registered Node must report this InternalIP */
   internalIP?: string;
   /** address-reported, address-follow: the node's address before the move (a control-plane node keeps its Node object) */

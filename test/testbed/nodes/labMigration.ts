@@ -34,6 +34,8 @@ export interface LabMigrationOptions {
   site?: LabSite;
   /** Nodes whose address the run changes too (nodeAddresses): each to movedLabAddress of its own. */
   moveAddresses?: string[];
+  /** No range move: serviceCidr and podCidr removed from the stack, so the run changes moveAddresses' addresses only. */
+  addressesOnly?: boolean;
   /** After verify, a second `pulumi preview --expect-no-changes` (`again`). */
   previewAgain?: boolean;
   /** Called with the lab's kubeconfig right before `pulumi up` (to record the cluster as it was). */
@@ -125,8 +127,15 @@ export async function migrateLab(opts: LabMigrationOptions): Promise<LabMigratio
   const clusterUpMillis = performance.now() - started;
   log(`cluster up in ${(clusterUpMillis / 1000).toFixed(1)} s`);
   const env = stackEnv(site.dir);
+  if (opts.addressesOnly) {
+    for (const key of ["serviceCidr", "podCidr"]) {
+      const rm = await run(["config", "rm", key, "--stack", lab.stack], env, path.join(work, "config.log"), "pulumi");
+      if (rm.exitCode !== 0) throw new Error(`pulumi config rm ${key} failed; see ${rm.logFile}`);
+    }
+  }
   const settings: Array<[string, string]> = [
-    ["services.bridgeOldIps", String(opts.bridge)],
+    // a run without a range move takes no Service move setting
+    ...(opts.addressesOnly ? [] : [["services.bridgeOldIps", String(opts.bridge)] as [string, string]]),
     ...(opts.strategy ? [["nodeRollout.strategy", opts.strategy] as [string, string]] : []),
     ...(opts.servicesStrategy ? [["services.strategy", opts.servicesStrategy] as [string, string]] : []),
   ];

@@ -77,7 +77,7 @@ describe("lib/config validateConfig", () => {
     values.podCidr = { from: "fd00:244::/56", to: "fd00:48::/56", nodeMaskSize: 64 };
     values.nodes = [{ name: "cp-1", host: "fd00:1::11", role: "control-plane" }];
     const config = validateConfig({ values });
-    assert.equal(config.serviceCidr.from, "fd00:10:96::/112");
+    assert.equal(config.serviceCidr?.from, "fd00:10:96::/112");
   });
 
   it("rejects an unparsable CIDR", () => rejects(withValue("serviceCidr.to", "10.112.0.0"), "serviceCidr.to", [/"10\.112\.0\.0"/]));
@@ -89,7 +89,7 @@ describe("lib/config validateConfig", () => {
     rejects(withValue("podCidr.to", "10.244.128.0/17"), "podCidr.to", [/10\.244\.128\.0\/17/, /disjoint/, /contain/]));
   it("accepts an expansion that contains the old range", () => {
     const config = validateConfig({ values: withValue("podCidr.to", "10.240.0.0/12") });
-    assert.equal(config.podCidr.to, "10.240.0.0/12");
+    assert.equal(config.podCidr?.to, "10.240.0.0/12");
   });
   it("rejects Service and Pod ranges that overlap", () =>
     rejects(withValue("serviceCidr.to", "10.48.0.0/16"), "serviceCidr.to", [/10\.48\.0\.0\/16/, /overlaps podCidr\.to/]));
@@ -123,7 +123,7 @@ describe("lib/config validateConfig", () => {
     rejects(withValue("serviceCidr.to", "10.112.0.0/28"), "serviceCidr.to", [/room for 13/, /14 must move/], inventoryWith(14, 1)));
   it("accepts a Service range exactly large enough", () => {
     const config = validateConfig({ values: withValue("serviceCidr.to", "10.112.0.0/28") }, { inventory: inventoryWith(13, 1) });
-    assert.equal(config.serviceCidr.to, "10.112.0.0/28");
+    assert.equal(config.serviceCidr?.to, "10.112.0.0/28");
   });
   it("rejects a new range of another family: the primary family cannot change in place", () =>
     rejects(withValue("serviceCidr.to", "fd00:10:97::/112"), "serviceCidr.to", [/lists IPv6 first but serviceCidr.from lists IPv4 first/, /primary family/]));
@@ -286,6 +286,6 @@ describe("lib/config validateConfig: dual-stack pairs (issue 17)", () => {
   });
   it("a single range may still be written as a list of one", () => {
     const config = validateConfig({ values: withValue("serviceCidr.to", ["10.112.0.0/12"]) } as ConfigSource);
-    assert.equal(config.serviceCidr.to, "10.112.0.0/12");
+    assert.equal(config.serviceCidr?.to, "10.112.0.0/12");
   });
 });

@@ -1,6 +1,7 @@
 import * as assert from "node:assert/strict";
 import { validateConfig } from "../../../lib/config/config";
 import { ConfigError } from "../../../lib/config/errors";
+import { movesRanges } from "../../../lib/config/migrationConfig";
 import { Inventory } from "../../../lib/plan/inventory";
 import { baseValues } from "../../support/stackValues";
 
@@ -68,6 +69,31 @@ describe("lib/config nodeAddresses", () => {
     const rewrite = problemsOf(withAddresses([{ name: "worker-1", from: "10.0.0.21", to: "10.1.0.21" }], (v) => { host(v); v.nodeRollout = { strategy: "etcd-rewrite" }; v.services = { strategy: "etcd-rewrite" }; }));
     assert.deepEqual(rewrite.map((p) => p.key), ["cidr-migration:nodeRollout.strategy"]);
     assert.match(rewrite[0].message, /keeps every Node registered, but a worker's address changes while the rollout re-registers it/);
+  });
+
+  it("stands alone: without serviceCidr and podCidr the run changes node addresses only; the Service move's settings are then refused", () => {
+    const addressesOnly = (edit: (v: Record<string, unknown>) => void = () => {}) => withAddresses([{ name: "worker-1", from: "10.0.0.21", to: "10.1.0.21" }], (v) => {
+      delete v.serviceCidr;
+      delete v.podCidr;
+      v.hostAddress = { persistence: "netplan", prefix: 24 };
+      edit(v);
+    });
+    const config = validateConfig({ values: addressesOnly() });
+    assert.equal(movesRanges(config), false);
+    assert.equal(config.serviceCidr, undefined);
+    assert.equal(config.podCidr, undefined);
+    assert.deepEqual(config.nodeAddresses.map((c) => `${c.name} ${c.from}>${c.to}`), ["worker-1 10.0.0.21>10.1.0.21"]);
+    const parallelism = problemsOf(addressesOnly((v) => (v.services = { parallelism: 4 })));
+    assert.deepEqual(parallelism.map((p) => p.key), ["cidr-migration:services.parallelism"]);
+    assert.match(parallelism[0].message, /this run moves no Service \(nodeAddresses without serviceCidr and podCidr: node addresses only\); remove services\.parallelism/);
+    // one range key without the other is a range move missing a key, not an address-only run
+    const halfway = problemsOf(addressesOnly((v) => (v.podCidr = { from: "10.244.0.0/16", to: "10.48.0.0/16", nodeMaskSize: 24 })));
+    assert.deepEqual(halfway.map((p) => p.key), ["cidr-migration:serviceCidr.from", "cidr-migration:serviceCidr.to"]);
+    // no nodeAddresses either: nothing to do, and the ranges are required as ever
+    const nothing = baseValues();
+    delete nothing.serviceCidr;
+    delete nothing.podCidr;
+    assert.ok(problemsOf(nothing).some((p) => p.key === "cidr-migration:serviceCidr.to" && /is required/.test(p.message)));
   });
 
   it("does not add the etcd-rewrite refusal when another problem is reported", () => {

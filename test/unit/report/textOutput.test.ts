@@ -15,6 +15,7 @@ import { emptyClusterObjects } from "../../../lib/preflight/clusterObjects";
 import { verifyServiceAddresses } from "../../../lib/verify/serviceAddresses";
 import { outputWidth } from "../../../cli/run";
 import { runCli } from "../../support/cli";
+import { rangeConfig } from "../../support/rangeConfig";
 
 // Issue 20, "Output and advice" and the preflight etcd finding: what the tool prints must fit the terminal without
 // cutting anything, say each thing once, and give advice that fits the object.
@@ -151,14 +152,14 @@ describe("output: estimates", () => {
 });
 
 describe("output: verify's advice fits the object", () => {
-  const config = validateConfig({
+  const config = rangeConfig(validateConfig({
     values: {
       serviceCidr: { from: "10.96.0.0/12", to: "10.112.0.0/12" },
       podCidr: { from: "10.244.0.0/16", to: "10.48.0.0/16", nodeMaskSize: 24 },
       etcd: { endpoints: ["http://127.0.0.1:2379"] },
       nodes: [{ name: "cp-1", host: "192.168.50.10", role: "control-plane" }],
     },
-  });
+  }));
   const svc = (namespace: string, name: string, clusterIP: string): ServiceInfo => ({ namespace, name, type: "ClusterIP", clusterIP, clusterIPs: [clusterIP], hasSelector: true });
   const inventory: Inventory = {
     serverVersion: { major: "1", minor: "37", gitVersion: "v1.37.2" },

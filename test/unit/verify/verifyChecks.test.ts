@@ -3,21 +3,21 @@ import { V1ConfigMap, V1Pod } from "@kubernetes/client-node";
 import { validateConfig } from "../../../lib/config/config";
 import { Finding } from "../../../lib/report/findings";
 import { Inventory, ServiceInfo } from "../../../lib/plan/inventory";
-import { MigrationConfig } from "../../../lib/config/migrationConfig";
 import { emptyClusterObjects } from "../../../lib/preflight/clusterObjects";
 import { verifyFindings, verifyTargets, VerifyInput } from "../../../lib/verify";
 import { mirrorPod } from "../../support/mirrorPods";
+import { rangeConfig } from "../../support/rangeConfig";
 
 // verify's pure checks over a hand-made migrated cluster; test/integration/verify.test.ts does the same for real.
 
-const config: MigrationConfig = validateConfig({
+const config = rangeConfig(validateConfig({
   values: {
     serviceCidr: { from: "10.96.0.0/12", to: "10.112.0.0/12" },
     podCidr: { from: "10.244.0.0/16", to: "10.48.0.0/16", nodeMaskSize: 24 },
     etcd: { endpoints: ["http://127.0.0.1:2379"] },
     nodes: [{ name: "cp-1", host: "192.168.50.10", role: "control-plane" }, { name: "worker-1", host: "192.168.50.11", role: "worker" }],
   },
-});
+}));
 
 const svc = (namespace: string, name: string, clusterIP: string): ServiceInfo => ({ namespace, name, type: "ClusterIP", clusterIP, clusterIPs: [clusterIP], hasSelector: true });
 const cm = (name: string, key: string, text: string): V1ConfigMap => ({ metadata: { namespace: "kube-system", name }, data: { [key]: text } });
@@ -166,14 +166,14 @@ describe("verify checks (pure)", () => {
   });
 
   it("an expansion (the new range contains the old) leaves nothing to report in the old range", () => {
-    const expansion = validateConfig({
+    const expansion = rangeConfig(validateConfig({
       values: {
         serviceCidr: { from: "10.96.0.0/16", to: "10.96.0.0/12" },
         podCidr: { from: "10.244.0.0/16", to: "10.240.0.0/12", nodeMaskSize: 24 },
         etcd: { endpoints: ["http://127.0.0.1:2379"] },
         nodes: [{ name: "cp-1", host: "192.168.50.10", role: "control-plane" }],
       },
-    });
+    }));
     const input = migrated();
     input.inventory.services = [svc("default", "kubernetes", "10.96.0.1"), svc("kube-system", "kube-dns", "10.96.0.10")];
     input.inventory.nodes = [{ name: "cp-1", podCIDR: "10.244.0.0/24", internalIPs: [], controlPlane: true, labels: {}, unschedulable: false }];
@@ -234,14 +234,14 @@ describe("verify: the ServiceCIDR API (1.33+)", () => {
 
 describe("verify: a dual-stack run checks both families (issue 17)", () => {
   const V6 = { serviceFrom: "fd00:10:96::/112", serviceTo: "fd00:10:112::/112", podFrom: "fd00:10:244::/56", podTo: "fd00:10:48::/56" };
-  const dualConfig: MigrationConfig = validateConfig({
+  const dualConfig = rangeConfig(validateConfig({
     values: {
       serviceCidr: { from: ["10.96.0.0/12", V6.serviceFrom], to: ["10.112.0.0/12", V6.serviceTo] },
       podCidr: { from: ["10.244.0.0/16", V6.podFrom], to: ["10.48.0.0/16", V6.podTo], nodeMaskSize: { ipv4: 24, ipv6: 64 } },
       etcd: { endpoints: ["http://127.0.0.1:2379"] },
       nodes: [{ name: "cp-1", host: "192.168.50.10", role: "control-plane" }, { name: "worker-1", host: "192.168.50.11", role: "worker" }],
     },
-  }, { planOnly: true });
+  }, { planOnly: true }));
 
   function migratedDual(): VerifyInput {
     const input = migrated();

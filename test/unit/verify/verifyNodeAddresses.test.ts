@@ -5,9 +5,10 @@ import { Inventory } from "../../../lib/plan/inventory";
 import { verifyNodeAddresses } from "../../../lib/verify/nodeAddresses";
 import { VerifyInput, verifyTargets } from "../../../lib/verify";
 import { mirrorPod } from "../../support/mirrorPods";
+import { rangeConfig } from "../../support/rangeConfig";
 
 // verify after node address changes (issue 16), over a hand-made cluster
-const config = validateConfig({
+const config = rangeConfig(validateConfig({
   values: {
     serviceCidr: { from: "10.96.0.0/12", to: "10.112.0.0/12" },
     podCidr: { from: "10.244.0.0/16", to: "10.48.0.0/16", nodeMaskSize: 24 },
@@ -15,7 +16,7 @@ const config = validateConfig({
     nodes: [{ name: "cp-1", host: "192.168.50.10", role: "control-plane" }, { name: "worker-1", host: "192.168.50.11", role: "worker" }],
     nodeAddresses: [{ name: "cp-1", from: "192.168.50.10", to: "192.168.60.10" }, { name: "worker-1", from: "192.168.50.11", to: "192.168.60.11" }],
   },
-}, { planOnly: true });
+}, { planOnly: true }));
 
 const mirror = mirrorPod;
 
