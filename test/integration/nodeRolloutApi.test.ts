@@ -439,4 +439,23 @@ describe("node move API steps (real kube-apiserver + KCM of the test-bed version
         assert.ok(!nodes.some((n) => n.spec!.podCIDR === added.spec!.podCIDR), `new node got ${added.spec!.podCIDR}, already planned for another`);
         await assertControllerManagerHealthy();
     });
+
+    it("addresses alone: KCM keeps allocating, and the rejoin takes the subnet it gives the re-registered Node, inside the pod range", async () => {
+        const newIp = "192.168.60.71";
+        await eventually("node-agent pod on worker-g", () => daemonSetPodOn("worker-g"));
+        const before = await core.readNode({ name: "worker-g" });
+        await createStep(inputs("drain", "worker-g", { plannedPodCIDR: NEW_POD_CIDR, oldPodCIDR: before.spec!.podCIDR }));
+        await createStep(inputs("delete-node", "worker-g"));
+        nodeIPs.set("worker-g", newIp);
+        await kubeletRegistersAgain("worker-g");
+        const { outs } = await createStep(inputs("rejoin", "worker-g", { plannedPodCIDR: NEW_POD_CIDR, podCidrFromController: true, internalIP: newIp, rejoinTimeoutSeconds: 60 }));
+        const after = await core.readNode({ name: "worker-g" });
+        assert.notStrictEqual(after.metadata!.uid, before.metadata!.uid, "re-registered");
+        assert.strictEqual(outs.podCIDR, after.spec!.podCIDR, "the step reports the subnet the Node holds");
+        assert.ok(cidrContains(NEW_POD_CIDR, outs.podCIDR as string) && outs.podCIDR !== NEW_POD_CIDR, `${outs.podCIDR} is a node subnet of ${NEW_POD_CIDR}`);
+        assert.strictEqual(outs.assignedPodCIDR, false, "KCM gave it, the step did not");
+        assert.ok(cidrContains(outs.podCIDR as string, (await daemonSetPodOn("worker-g"))!.status!.podIP!), "its DaemonSet pod back in that subnet");
+        assert.deepStrictEqual(after.metadata?.labels?.pool, before.metadata?.labels?.pool);
+        await assertControllerManagerHealthy();
+    });
 });

@@ -4,6 +4,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { NodeAddressPlan } from "../../../lib/plan/nodeAddressPlan";
 import { Plan } from "../../../lib/plan/planModel";
+import { parse, stringify } from "yaml";
+import { parsePlanDocument } from "../../../lib/gate/planDocument";
 import { REPO, runCli } from "../../support/cli";
 
 /** `cidr-migration plan` shows node address changes (issue 16), which every other command refuses before any change. */
@@ -59,5 +61,26 @@ describe("cidr-migration plan (CLI): node address changes", function () {
     assert.equal(doc.executes, false);
     assert.equal(doc.phases, undefined);
     assert.deepEqual(doc.openShiftRunbook.sections.map((s) => s.title.split(" (")[0]), ["Before the first node", "batch 0: worker-1", "batch 1: worker-3", "batch 2: cp-2", "After the last node"]);
+  });
+
+  it("nodeAddresses alone: the address plan is the whole run, saying what stays, in text; its JSON is a plan gate reads", async () => {
+    const stack = path.join(dir, "Pulumi.only.yaml");
+    const doc = parse(readFileSync(path.join(FIXTURES, "stack-small.yaml"), "utf8")) as { config: Record<string, unknown> };
+    for (const key of ["serviceCidr", "podCidr", "services"]) delete doc.config[`cidr-migration:${key}`];
+    writeFileSync(stack, stringify(doc) + NODE_ADDRESSES);
+    const inv = path.join(FIXTURES, "inventory-small.json");
+    const [text, json] = await Promise.all([runCli(["plan", "--config", stack, "--inventory", inv]), runCli(["plan", "--config", stack, "--inventory", inv, "--json"])]);
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(text.stdout, /^Node addresses only: the Service range 10\.96\.0\.0\/12 and the Pod range 10\.244\.0\.0\/16 stay; no Service moves\./);
+    assert.match(text.stdout, /kube-controller-manager gives it a new subnet of 10\.244\.0\.0\/16: worker-1 \(now 10\.244\.2\.0\/24\), worker-3 \(now 10\.244\.4\.0\/24\)\./);
+    assert.doesNotMatch(text.stdout, /Service IP|Phase/i, "no CIDR plan");
+    const batches = text.stdout.split("\n").filter((l) => /^ {2}batch \d+:/.test(l)).map((l) => l.trim().split(" (")[0]);
+    assert.deepEqual(batches, ["batch 0: worker-1", "batch 1: worker-3", "batch 2: cp-2"]);
+    assert.equal(json.code, 0, json.stderr);
+    const plan = JSON.parse(json.stdout) as Plan & { nodeAddressPlan: NodeAddressPlan };
+    assert.deepEqual(plan.services, []);
+    assert.deepEqual(plan.phases.map((p) => p.name), ["preflight", "snapshot", "nodes", "verify"]);
+    assert.deepEqual(plan.nodeAddressPlan.steps.map((s) => s.name), ["worker-1", "worker-3", "cp-2"]);
+    assert.deepEqual(parsePlanDocument(json.stdout, "plan.json").nodes.map((n) => n.name), ["worker-1", "worker-3"]);
   });
 });

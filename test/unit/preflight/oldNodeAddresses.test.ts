@@ -116,4 +116,17 @@ describe("lib/preflight oldNodeAddresses", () => {
     const codes = preflightFindings(input(cluster())).map((f) => f.code);
     assert.ok(codes.includes("OLD_NODE_IP") && codes.includes("OLD_NODE_IP_IN_SECRET"), JSON.stringify(codes));
   });
+
+  it("addresses alone (no serviceCidr or podCidr): the same references, the versions, a DNS Service with one pod while a worker drains; no check of a range", () => {
+    const alone = config(CHANGES, (v) => { delete v.serviceCidr; delete v.podCidr; });
+    const withDns: Partial<ClusterObjects> = {
+      ...cluster(),
+      services: [...cluster().services!, { metadata: { namespace: "kube-system", name: "kube-dns" }, spec: { clusterIP: "10.96.0.10", selector: { "k8s-app": "kube-dns" } } }],
+      pods: [...cluster().pods!, { metadata: { namespace: "kube-system", name: "coredns-1", labels: { "k8s-app": "kube-dns" } }, spec: { containers: [] }, status: { conditions: [{ type: "Ready", status: "True" }] } }],
+    };
+    const both = [preflightFindings(input(withDns)), preflightFindings(input(withDns, alone))].map((fs) => new Set(fs.map((f) => f.code)));
+    const [ranged, addressesOnly] = both;
+    for (const code of ["OLD_NODE_IP", "OLD_NODE_IP_IN_SECRET", "APISERVER_VERSION", "DNS_SINGLE_REPLICA"]) assert.ok(addressesOnly.has(code), `${code} in ${[...addressesOnly]}`);
+    for (const code of ["SERVICE_RANGE_CAPACITY", "POD_RANGE_CAPACITY"]) assert.ok(ranged.has(code) && !addressesOnly.has(code), code);
+  });
 });

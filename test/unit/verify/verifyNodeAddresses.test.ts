@@ -3,7 +3,7 @@ import { validateConfig } from "../../../lib/config/config";
 import { emptyClusterObjects } from "../../../lib/preflight/clusterObjects";
 import { Inventory } from "../../../lib/plan/inventory";
 import { verifyNodeAddresses } from "../../../lib/verify/nodeAddresses";
-import { VerifyInput, verifyTargets } from "../../../lib/verify";
+import { VerifyInput, verifyFindings, verifyTargets } from "../../../lib/verify";
 import { mirrorPod } from "../../support/mirrorPods";
 import { rangeConfig } from "../../support/rangeConfig";
 
@@ -63,5 +63,16 @@ describe("verify: node address changes (issue 16)", () => {
     ]);
     input.inventory.nodes.pop();
     assert.deepStrictEqual(brief(input).at(-1), ["NODE_ADDRESS_NODE_MISSING", "Node worker-1", ""]);
+  });
+
+  it("addresses alone (no serviceCidr or podCidr): verify holds the cluster to the addresses only, and fails the same way", () => {
+    const { serviceCidr: _s, podCidr: _p, ...alone } = config;
+    const input: VerifyInput = { ...moved(), config: alone, targets: undefined };
+    // pods and Nodes in the old pod range, and a Service in the old Service range, are no finding of this run
+    input.inventory.nodes[1].podCIDR = "10.244.1.0/24";
+    input.inventory.services = [{ namespace: "web", name: "api", type: "ClusterIP", clusterIP: "10.96.4.4", hasSelector: true }];
+    assert.deepStrictEqual(verifyFindings(input), []);
+    input.inventory.nodes[1].internalIPs = ["192.168.50.11"];
+    assert.deepStrictEqual(verifyFindings(input).map((f) => [f.code, f.object]), [["NODE_ADDRESS_OLD", "Node worker-1"]]);
   });
 });
