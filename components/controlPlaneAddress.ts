@@ -25,11 +25,13 @@
  *   etcd-handoff       leadership handed on again if the member leads: its own connections to its peers leave
  *                      from the old address, and a leader's dropping costs an election
  *   address-remove-old SSH  the old address removed, over a session to the new one when SSH used the old
+ *   address-agents     API  the node's CNI agent and kube-proxy restarted, now that only the new address is left to
+ *                           detect; the CNI's address annotations on the Node name it (the other nodes tunnel to it)
  * Every step is idempotent: a re-run after a failure at any point starts again from what the node holds.
  */
 import * as pulumi from "@pulumi/pulumi";
 import { EtcdPeerMove } from "../dynamic-providers/etcdPeerMove";
-import { NodeAddressFollow, NodeAddressReported } from "../dynamic-providers/nodeApiSteps";
+import { NodeAddressAgents, NodeAddressFollow, NodeAddressReported } from "../dynamic-providers/nodeApiSteps";
 import { RemoteScript } from "../dynamic-providers/remoteScript";
 import { HostAddressSettings, NodeAddressChange } from "../lib/config/migrationConfig";
 import { APISERVER_MANIFEST, CONTROL_PLANE_NODE_FILES, ControlPlaneAddressEdits, controlPlaneAddressEdits, ETCD_MANIFEST } from "../lib/controlPlane/controlPlaneAddressEdits";
@@ -87,6 +89,7 @@ export interface ControlPlaneAddressSteps {
   certsNew: RemoteScript;
   etcdHandoff: EtcdPeerMove;
   addressRemoveOld: RemoteScript;
+  addressAgents: NodeAddressAgents;
 }
 
 export class ControlPlaneAddress extends pulumi.ComponentResource {
@@ -174,9 +177,10 @@ export class ControlPlaneAddress extends pulumi.ComponentResource {
       const etcdHandoff = new EtcdPeerMove(`${name}-${node.name}-etcd-handoff`, { ...member, step: "handoff" }, { parent: this, dependsOn: [certsNew] });
       // over a session to the new address when SSH came in at the old one
       const addressRemoveOld = step("address-remove-old", guard(() => nodeAddressChange({ ...addressInput, phase: "remove-old" })), [etcdHandoff], node.host === change.from ? change.to : node.host);
-      this.steps[node.name] = { etcdQuorum, addressAdd, certsBoth, readFiles: read, kubelet, nodeAddress, etcdPeer, etcd, apiserver, components, nodeFollow, certsNew, etcdHandoff, addressRemoveOld };
-      last = [addressRemoveOld];
-      return { steps: this.steps[node.name], last: addressRemoveOld };
+      const addressAgents = new NodeAddressAgents(`${name}-${node.name}-address-agents`, follow, { parent: this, dependsOn: [addressRemoveOld] });
+      this.steps[node.name] = { etcdQuorum, addressAdd, certsBoth, readFiles: read, kubelet, nodeAddress, etcdPeer, etcd, apiserver, components, nodeFollow, certsNew, etcdHandoff, addressRemoveOld, addressAgents };
+      last = [addressAgents];
+      return { steps: this.steps[node.name], last: addressAgents };
     });
     this.done = last;
     this.registerOutputs({});

@@ -22,8 +22,9 @@
  *                           changes node addresses only KCM allocates, inside the pod range), metadata restored
  *                           exactly, old DaemonSet pods replaced, Ready, uncordon, pods back in the new subnet, verify
  *                           (a worker whose address moves: the new InternalIP too)
- *   address-remove-old SSH  that worker's old address removed, over a session to the new one; the next wave waits
- *                           for it
+ *   address-remove-old SSH  that worker's old address removed, over a session to the new one
+ *   address-agents    API   its CNI agent and kube-proxy restarted to detect the new address (they keep the one they
+ *                           started with), the CNI's address annotations on the Node naming it; the next wave waits
  * Strategy `etcd-rewrite` (every node; the Node's podCIDR was rewritten in etcd with the Services): drain →
  * cni-cleanup → kubelet-stop → calico-ipam → kubelet-config-read/dns → kubelet-start → rejoin, with no deregister:
  * the Node keeps its uid, and rejoin waits for it rather than for a new registration.
@@ -41,7 +42,7 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import { RemoteScript, RemoteScriptArgs } from "../dynamic-providers/remoteScript";
-import { CalicoIpamRelease, NodeDeregister, NodeDrain, NodeRejoin } from "../dynamic-providers/nodeApiSteps";
+import { CalicoIpamRelease, NodeAddressAgents, NodeDeregister, NodeDrain, NodeRejoin } from "../dynamic-providers/nodeApiSteps";
 import { HostAddressSettings, MigrationConfig, NodeAddressChange, NodeTarget } from "../lib/config/migrationConfig";
 import { nodeBackupDir } from "../lib/controlPlane/nodeBackupDir";
 import { UnmanagedPodPolicy } from "../lib/nodeMove/drainDecision";
@@ -118,6 +119,8 @@ export interface NodeMoveSteps {
   kubeletNodeIp?: RemoteScript;
   /** Once the Node reports the new address: the old one removed, over a session to the new one. */
   addressRemoveOld?: RemoteScript;
+  /** Then its CNI agent and kube-proxy restarted, to detect the new address; the CNI's annotations on the Node name it. */
+  addressAgents?: NodeAddressAgents;
 }
 
 export class NodeRollout extends pulumi.ComponentResource {
@@ -182,7 +185,7 @@ export class NodeRollout extends pulumi.ComponentResource {
           ...checked, target: checked.targets.get(move.name)!, args, clusterDns, common, dependsOn: previous, guard,
         });
         this.steps[move.name] = steps;
-        const done = steps.addressRemoveOld ?? steps.rejoin;
+        const done = steps.addressAgents ?? steps.rejoin;
         if (!bridge) return [done];
         // beside the rejoin, which restarts flanneld: the routes wait for it
         steps.bridgeRoutes = bridgeRoutes("bridge-routes", checked.targets.get(move.name)!, [steps.kubeletStart!], "rolled");
@@ -258,6 +261,10 @@ export class NodeRollout extends pulumi.ComponentResource {
       const host = ctx.target.host === change.from ? change.to : ctx.target.host;
       const removeOld = this.scriptFor(prefix, connectionFor({ ...ctx.target, host }, args.ssh, args.connection));
       steps.addressRemoveOld = removeOld("address-remove-old", guard(() => nodeAddressChange({ ...this.addressInput(change, ctx), phase: "remove-old" })), [steps.rejoin]);
+      // its CNI agent and kube-proxy detect the node's address when they start: again, with only the new one left
+      steps.addressAgents = new NodeAddressAgents(`${prefix}-address-agents`, {
+        ...common, node: move.name, internalIP: change.to, oldInternalIP: change.from, rejoinTimeoutSeconds: ctx.rejoinTimeout,
+      }, { parent: this, dependsOn: [steps.addressRemoveOld] });
     }
     return steps;
   }

@@ -7,7 +7,7 @@ import { releaseCalicoIpam } from "../lib/nodeMove/apiSteps/calicoIpamRelease";
 import { deleteNode } from "../lib/nodeMove/apiSteps/deregister";
 import { drain } from "../lib/nodeMove/apiSteps/drain";
 import { rejoin } from "../lib/nodeMove/apiSteps/rejoin";
-import { addressFollow, addressReported } from "../lib/nodeMove/apiSteps/addressFollow";
+import { addressAgents, addressFollow, addressReported } from "../lib/nodeMove/apiSteps/addressFollow";
 import { Clients, NODE_API_STEPS, NodeApiStepName, StepInputs, StepRun } from "../lib/nodeMove/apiSteps/stepRun";
 import { containsUnknown, kubeConfigFrom, sameAsRecorded, TypedProvider, Wire, withSecretOutputs } from "./wire";
 
@@ -27,6 +27,8 @@ import { containsUnknown, kubeConfigFrom, sameAsRecorded, TypedProvider, Wire, w
  *                      verify podCIDR and metadata.
  *   NodeAddressReported, NodeAddressFollow   a control-plane node whose address moves (its Node kept): the new
  *                      InternalIP reported, then its host-network pods off the old address (lib/nodeMove/apiSteps/addressFollow).
+ *   NodeAddressAgents  any node whose address moved, once the old one is gone: its CNI agent and kube-proxy restarted
+ *                      to detect the new address, the CNI's address annotations on the Node naming it.
  *
  * Each step is one file in lib/nodeMove/apiSteps/, run by its StepRun; this file checks, diffs and dispatches.
  * Remote steps (CNI cleanup, kubelet stop/start, clusterDNS) run between them as RemoteScripts
@@ -80,7 +82,7 @@ function checkInputs(news: StepWire): pulumi.dynamic.CheckResult<StepWire> {
     if (known(key) && (!Number.isFinite(news[key]) || (news[key] as number) <= 0)) fail(key, `${key} ${JSON.stringify(news[key])} must be a positive number of seconds`);
   }
   for (const key of ["internalIP", "oldInternalIP"] as const) {
-    if ((step === "address-follow" || step === "address-reported") && news[key] === undefined) fail(key, `${key} is required: the node's ${key === "internalIP" ? "new" : "old"} address`);
+    if ((step === "address-follow" || step === "address-reported" || step === "address-agents") && news[key] === undefined) fail(key, `${key} is required: the node's ${key === "internalIP" ? "new" : "old"} address`);
     if (known(key) && (typeof news[key] !== "string" || !isIpAddress(news[key] as string) || normalizeIp(news[key] as string) !== news[key])) {
       fail(key, `${key} ${JSON.stringify(news[key])} must be the node's ${key === "internalIP" ? "new" : "old"} address in normal form, e.g. 192.168.20.21`);
     }
@@ -124,6 +126,7 @@ const STEPS: Record<NodeApiStepName, (run: StepRun) => Promise<Record<string, un
   rejoin,
   "address-reported": addressReported,
   "address-follow": addressFollow,
+  "address-agents": addressAgents,
 };
 
 async function runStep(news: StepWire): Promise<StepOutputs> {
@@ -279,7 +282,7 @@ export interface NodeAddressFollowArgs extends CommonArgs {
   rejoinTimeoutSeconds?: pulumi.Input<number>;
 }
 
-const addressStepProps = (step: "address-reported" | "address-follow", args: NodeAddressFollowArgs, outputs: string[]) =>
+const addressStepProps = (step: "address-reported" | "address-follow" | "address-agents", args: NodeAddressFollowArgs, outputs: string[]) =>
   stepProps(step, args, { internalIP: args.internalIP, oldInternalIP: args.oldInternalIP, rejoinTimeoutSeconds: args.rejoinTimeoutSeconds }, outputs);
 
 /** A control-plane node's Node (kept, not re-registered) reports its new address, once its kubelet restarted. */
@@ -299,5 +302,16 @@ export class NodeAddressFollow extends pulumi.dynamic.Resource {
 
   constructor(name: string, args: NodeAddressFollowArgs, opts?: pulumi.CustomResourceOptions) {
     super(nodeApiStepsProvider, name, addressStepProps("address-follow", args, ["replacedPods", "leftAtOldAddress"]), withSecrets(opts), "cidr-migration", "NodeAddressFollow");
+  }
+}
+
+/** Once the old address is gone from the node: its CNI agent and kube-proxy restarted, each detecting the new one. */
+export class NodeAddressAgents extends pulumi.dynamic.Resource {
+  declare readonly replacedPods: pulumi.Output<string[]>;
+  declare readonly cniAnnotations: pulumi.Output<string[]>;
+  declare readonly elapsedSeconds: pulumi.Output<number>;
+
+  constructor(name: string, args: NodeAddressFollowArgs, opts?: pulumi.CustomResourceOptions) {
+    super(nodeApiStepsProvider, name, addressStepProps("address-agents", args, ["replacedPods", "cniAnnotations"]), withSecrets(opts), "cidr-migration", "NodeAddressAgents");
   }
 }

@@ -6,20 +6,13 @@ import { AddressHit, NamedRange, RangeMatcher } from "./addressLiterals";
 import { PreflightInput } from "./checkInput";
 import { isMirrorPod } from "./controlPlanePods";
 import { isTemplated, literalScanner, ScanScope, visitClusterTexts } from "./hardCodedAddresses";
+import { CNI_NODE_ADDRESS_ANNOTATIONS } from "../podNetwork/cniNodeAddress";
 
 /**
  * Node address changes (nodeAddresses, issue 16): every place in the cluster, beyond the ones the node address plan
  * follows itself (lib/plan/nodeAddressPlan.ts), that still holds a node's old address. Each finding names the
  * object, the path and what to do. Same walk as the old-range scan, with each old address as a /32 or /128.
  */
-
-/** Node annotations the CNI writes from the node's address: rewritten when the CNI restarts on the new address. */
-const CNI_NODE_ANNOTATIONS: readonly string[] = [
-  "projectcalico.org/IPv4Address",
-  "projectcalico.org/IPv6Address",
-  "flannel.alpha.coreos.com/public-ip",
-  "flannel.alpha.coreos.com/public-ipv6",
-];
 
 /** Static control-plane pods: their manifests are in the plan's references. */
 const STATIC_COMPONENTS: readonly string[] = ["etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"];
@@ -81,13 +74,13 @@ function hitFinding(change: NodeAddressChange, object: string, path: string, hit
       action: `widen it or add ${hostRange(change.to)}, or the node loses what this range grants once it moves`,
     };
   }
-  const annotation = CNI_NODE_ANNOTATIONS.find((a) => path.includes(JSON.stringify(a)));
+  const annotation = CNI_NODE_ADDRESS_ANNOTATIONS.find((a) => path.includes(JSON.stringify(a)));
   return {
     ...base,
     code: "OLD_NODE_IP",
     message: `${hit.literal} is node ${change.name}'s old address (it moves to ${change.to})`,
     action: annotation
-      ? `none by hand: the CNI writes ${annotation} again once it restarts on ${change.to}; verify afterwards that it did`
+      ? `none by hand: the run restarts the node's CNI agent once ${change.from} is gone (step address-agents), which writes ${annotation} again with ${change.to}, and verify checks it`
       : `replace it with ${change.to}, or refer to the node by name: nothing answers at ${change.from} once the node moves`,
   };
 }

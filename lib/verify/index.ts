@@ -38,7 +38,7 @@ export interface RunVerifyOptions {
 export async function runVerify(opts: RunVerifyOptions): Promise<FindingReport> {
   const [inventory, cluster] = await Promise.all([
     discoverInventory(opts.kubeConfig),
-    collectClusterObjects(opts.kubeConfig, { kinds: ["pods", "configMaps", "calicoIpamBlocks", "calicoBlockAffinities", "ipAddresses", "podDisruptionBudgets"] }),
+    collectClusterObjects(opts.kubeConfig, { kinds: ["pods", "configMaps", "calicoIpamBlocks", "calicoBlockAffinities", "ipAddresses", "podDisruptionBudgets", "nodes"] }),
   ]);
   const targets = movesRanges(opts.config) ? verifyTargets(opts.config, inventory, opts.reviewedPlan) : undefined;
   return buildReport("verify", verifyFindings({ config: opts.config, inventory, cluster, targets }));

@@ -458,4 +458,43 @@ describe("node move API steps (real kube-apiserver + KCM of the test-bed version
         assert.deepStrictEqual(after.metadata?.labels?.pool, before.metadata?.labels?.pool);
         await assertControllerManagerHealthy();
     });
+
+    it("address-agents, once the old address is gone: the node's host-network DaemonSet pods restart, and the step waits until the CNI's annotation names the new address", async () => {
+        const [oldIp, newIp] = ["192.168.50.16", "192.168.60.71"];
+        await apps.createNamespacedDaemonSet({
+            namespace,
+            body: {
+                metadata: { name: "cni-agent" },
+                spec: {
+                    selector: { matchLabels: { app: "cni-agent" } },
+                    template: {
+                        metadata: { labels: { app: "cni-agent" } },
+                        spec: { hostNetwork: true, automountServiceAccountToken: false, tolerations: [{ operator: "Exists" }], containers: [{ name: "agent", image: "registry.k8s.io/pause:3.2" }] },
+                    },
+                },
+            },
+        });
+        const agentOn = async () => (await core.listNamespacedPod({ namespace, fieldSelector: "spec.nodeName=worker-g", labelSelector: "app=cni-agent" }))
+            .items.find((p) => !p.metadata?.deletionTimestamp && p.status?.phase === "Running");
+        const first = await eventually("cni-agent on worker-g", agentOn);
+        const podNetworkAgent = (await daemonSetPodOn("worker-g"))!.metadata!.uid;
+        // what an agent started while both addresses were on the node detected
+        const annotate = (ip: string) => core.patchNode({ name: "worker-g", body: { metadata: { annotations: { "flannel.alpha.coreos.com/public-ip": ip } } } }, mergePatch());
+        await annotate(oldIp);
+        const args = { internalIP: newIp, oldInternalIP: oldIp };
+        await assert.rejects(
+            createStep(inputs("address-agents", "worker-g", { ...args, rejoinTimeoutSeconds: 3 })),
+            /the node's agents on 192\.168\.60\.71 did not happen within 3s: the Node's flannel\.alpha\.coreos\.com\/public-ip names 192\.168\.50\.16 \(the old address\): the CNI agent does not detect 192\.168\.60\.71/,
+        );
+        const second = await eventually("a new cni-agent pod", async () => { const p = await agentOn(); return p && p.metadata!.uid !== first.metadata!.uid ? p : undefined; });
+        // the agent that starts now finds only the new address on the node, and writes it
+        const step = createStep(inputs("address-agents", "worker-g", { ...args, rejoinTimeoutSeconds: 60 }));
+        const third = await eventually("the agent restarted again", async () => { const p = await agentOn(); return p && p.metadata!.uid !== second.metadata!.uid ? p : undefined; });
+        await annotate(newIp);
+        const { outs } = await step;
+        assert.deepStrictEqual(outs.replacedPods, [`${namespace}/${second.metadata!.name}`]);
+        assert.deepStrictEqual(outs.cniAnnotations, ["flannel.alpha.coreos.com/public-ip"]);
+        assert.strictEqual((await agentOn())!.metadata!.uid, third.metadata!.uid);
+        assert.strictEqual((await daemonSetPodOn("worker-g"))!.metadata!.uid, podNetworkAgent, "a pod on the pod network keeps running");
+    });
 });

@@ -9,11 +9,19 @@
  *   step waits until every DaemonSet and static pod of the node reports the new address; a static pod cannot be
  *   moved from here (its mirror keeps its address when deleted), so one still at the old address fails the step
  *   with what to do. A pod of any other owner is left and reported: deleting it is the operator's call.
+ * - `address-agents`, once the old address is gone from the node (a worker's too): every host-network DaemonSet pod
+ *   of the node (the CNI agent, kube-proxy) is restarted, since each detected the node's address when it started and
+ *   keeps it: flannel's VXLAN device and the other nodes' forwarding entries still name the old address, and pod
+ *   traffic to and from the node stops with it (found on the node lab). Then the step waits until each of those
+ *   DaemonSets has a new pod Ready on the node and every CNI address annotation of the Node names the new address.
  * A re-run finds the Node at its address and no such pod, and changes nothing.
  */
 import { V1Pod } from "@kubernetes/client-node";
+import { familyOf } from "../../net/cidr";
 import { isMirrorPod } from "../../preflight/controlPlanePods";
+import { cniNodeAddresses } from "../../podNetwork/cniNodeAddress";
 import { controllerOf, podKey } from "../drainDecision";
+import { isReady } from "../rejoinChecks";
 import { DEFAULT_REJOIN_TIMEOUT_SECONDS, waitInternalIP } from "./rejoin";
 import { StepRun } from "./stepRun";
 
@@ -69,4 +77,34 @@ export async function addressFollow(run: StepRun): Promise<Record<string, unknow
   if (left.length > 0) run.log(`left at ${oldInternalIP} (neither a DaemonSet's nor a static pod; restart them when convenient): ${left.join(", ")}`);
   run.log(`verified: InternalIP ${internalIP}; every DaemonSet and static pod of the node at ${internalIP} (${replaced.length} DaemonSet pod(s) replaced)`);
   return { internalIP, replacedPods: replaced.map(podKey).sort(), leftAtOldAddress: left, elapsedSeconds: run.elapsedSeconds() };
+}
+
+const daemonSetOf = (pod: V1Pod) => `${pod.metadata?.namespace}/${controllerOf(pod)?.name}`;
+const podReady = (pod: V1Pod) => (pod.status?.conditions ?? []).some((c) => c.type === "Ready" && c.status === "True");
+
+export async function addressAgents(run: StepRun): Promise<Record<string, unknown>> {
+  const { internalIP, oldInternalIP, timeout } = addresses(run);
+  await waitInternalIP(run, timeout, internalIP);
+  const agents = (await run.podsOnNode()).filter((p) => p.spec?.hostNetwork && ownedByDaemonSet(p) && !p.metadata?.deletionTimestamp);
+  const restarted = new Set(agents.map((p) => p.metadata!.uid!));
+  const daemonSets = [...new Set(agents.map(daemonSetOf))].sort();
+  for (const pod of agents) {
+    const [namespace, name] = [pod.metadata!.namespace!, pod.metadata!.name!];
+    await run.optional(`deleting pod ${namespace}/${name}`, () => run.c.core.deleteNamespacedPod({ namespace, name }));
+  }
+  run.log(`${agents.length} host-network DaemonSet pod(s) restarted to detect ${internalIP}: ${agents.map(podKey).sort().join(", ") || "none"}`);
+  let waiting: string[] = [];
+  let annotations: Array<{ annotation: string; address: string }> = [];
+  await run.within(timeout, `the node's agents on ${internalIP}`, async () => {
+    const fresh = (await run.podsOnNode()).filter((p) => !restarted.has(p.metadata?.uid ?? "") && !p.metadata?.deletionTimestamp && ownedByDaemonSet(p));
+    waiting = daemonSets.filter((ds) => !fresh.some((p) => daemonSetOf(p) === ds && podReady(p)));
+    const node = await run.readNode();
+    annotations = cniNodeAddresses(node?.metadata?.annotations).filter((a) => familyOf(a.address) === familyOf(internalIP));
+    return node && isReady(node) && waiting.length === 0 && annotations.every((a) => a.address === internalIP) ? true : undefined;
+  }, () => [
+    waiting.length > 0 ? `no new Ready pod of DaemonSet ${waiting.join(", ")} on the node` : "",
+    ...annotations.filter((a) => a.address !== internalIP).map((a) => `the Node's ${a.annotation} names ${a.address}${a.address === oldInternalIP ? " (the old address)" : ""}: the CNI agent does not detect ${internalIP}; check its interface settings (flannel --iface or --iface-can-reach, Calico IP_AUTODETECTION_METHOD)`),
+  ].filter(Boolean).join("; "));
+  run.log(`verified: ${daemonSets.length} DaemonSet(s) Ready again; ${annotations.map((a) => `${a.annotation} ${a.address}`).join(", ") || "no CNI address annotation"}`);
+  return { internalIP, replacedPods: agents.map(podKey).sort(), cniAnnotations: annotations.map((a) => a.annotation), elapsedSeconds: run.elapsedSeconds() };
 }

@@ -10,7 +10,7 @@ import { BACKUP_NAMESPACE, BackupPhase, NodeBackupRecord, PHASE_DATA_KEY, backup
 import { UnmanagedPodPolicy } from "../drainDecision";
 import { sleep } from "../../concurrency/sleep";
 
-export const NODE_API_STEPS = ["drain", "release-calico-ipam", "delete-node", "rejoin", "address-reported", "address-follow"] as const;
+export const NODE_API_STEPS = ["drain", "release-calico-ipam", "delete-node", "rejoin", "address-reported", "address-follow", "address-agents"] as const;
 export type NodeApiStepName = (typeof NODE_API_STEPS)[number];
 
 export const POLL_MS = 250;
@@ -40,7 +40,7 @@ export interface StepInputs {
   podCidrFromController?: boolean;
   /** rejoin: the node's address moved (nodeAddresses): the re-registered Node must report this InternalIP */
   internalIP?: string;
-  /** address-reported, address-follow: the node's address before the move (a control-plane node keeps its Node object) */
+  /** address-reported, address-follow, address-agents: the node's address before the move (a control-plane node keeps its Node object) */
   oldInternalIP?: string;
 }
 

@@ -21,7 +21,7 @@ const KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nnot-a-real-key\n-----END OPENS
 const KUBECONFIG = "apiVersion: v1\nkind: Config\nclusters: []\nusers: [{name: admin, user: {client-key-data: SECRETKEYDATA}}]\n";
 const ETCD_KEY = "-----BEGIN PRIVATE KEY-----\nETCDCLIENTKEY\n-----END PRIVATE KEY-----\n";
 const CLUSTER_CONFIGURATION = "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\ncontrolPlaneEndpoint: cp.example:6443\nnetworking:\n  serviceSubnet: 10.96.0.0/12\n";
-const STEPS = ["etcd-quorum", "address-add", "certs-both", "read-files", "kubelet", "node-address", "etcd-peer", "etcd", "apiserver", "components", "node-follow", "certs-new", "etcd-handoff", "address-remove-old"];
+const STEPS = ["etcd-quorum", "address-add", "certs-both", "read-files", "kubelet", "node-address", "etcd-peer", "etcd", "apiserver", "components", "node-follow", "certs-new", "etcd-handoff", "address-remove-old", "address-agents"];
 const kubeconfigAt = (ip: string) => `apiVersion: v1\nkind: Config\nclusters:\n- cluster:\n    server: https://${ip}:6443\n  name: kubernetes\n`;
 
 /** What a control-plane node at `ip` holds, as kubeadm wrote it (the fixture's address replaced by the node's). */
@@ -91,12 +91,13 @@ describe("ControlPlaneAddress (mocked engine): a control-plane node's address ch
         assert.ok(directlyAfter(step(graph, node, STEPS[i]), step(graph, node, STEPS[i - 1])), `${node}: ${STEPS[i]} right after ${STEPS[i - 1]}`);
       }
     }
-    assert.ok(directlyAfter(step(graph, "cp-3", "etcd-quorum"), step(graph, "cp-2", "address-remove-old")), "cp-3 starts once cp-2 is done");
+    assert.ok(directlyAfter(step(graph, "cp-3", "etcd-quorum"), step(graph, "cp-2", "address-agents")), "cp-3 starts once cp-2 is done");
+    assert.deepEqual([step(graph, "cp-2", "address-agents").inputs.internalIP, step(graph, "cp-2", "address-agents").inputs.oldInternalIP], [NEW["cp-2"], OLD["cp-2"]]);
     assert.ok(!graph.resources.some((r) => r.name.startsWith("cp-address-cp-1-")), "only the nodes that change");
   });
 
   it("runs over the node's SSH host, the old address's removal over the new one when SSH came in at the old", () => {
-    for (const name of STEPS.filter((s) => !["etcd-quorum", "etcd-peer", "etcd-handoff", "node-address", "node-follow", "address-remove-old"].includes(s))) {
+    for (const name of STEPS.filter((s) => !["etcd-quorum", "etcd-peer", "etcd-handoff", "node-address", "node-follow", "address-remove-old", "address-agents"].includes(s))) {
       assert.equal(step(graph, "cp-2", name).inputs.connection.host, OLD["cp-2"], `cp-2 ${name}`);
       assert.equal(step(graph, "cp-3", name).inputs.connection.host, "10.250.0.4", `cp-3 ${name}`);
     }

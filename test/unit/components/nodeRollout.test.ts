@@ -270,6 +270,8 @@ describe("NodeRollout graph (mocks: order and inputs)", function () {
     assert.ok(directlyAfter(s("kubelet-node-ip"), s("kubelet-flags-read")));
     assert.ok(directlyAfter(s("kubelet-start"), s("kubelet-node-ip")));
     assert.ok(directlyAfter(s("address-remove-old"), s("rejoin")));
+    assert.ok(directlyAfter(s("address-agents"), s("address-remove-old")), "the agents restart once only the new address is left");
+    assert.deepEqual([s("address-agents").inputs.step, s("address-agents").inputs.internalIP, s("address-agents").inputs.oldInternalIP], ["address-agents", "192.168.20.22", "192.168.10.22"]);
     assert.equal(s("rejoin").inputs.internalIP, "192.168.20.22");
     assert.equal(s("address-add").inputs.connection.host, "192.168.10.22", "added over the old address");
     assert.equal(s("address-remove-old").inputs.connection.host, "192.168.20.22", "removed over the new one");
@@ -280,9 +282,9 @@ describe("NodeRollout graph (mocks: order and inputs)", function () {
     const write = s("kubelet-node-ip").inputs.script as string;
     assert.ok(write.includes(Buffer.from(KUBEADM_FLAGS.replace("--node-ip=192.168.10.22", "--node-ip=192.168.20.22")).toString("base64")), "the edited flags file");
     for (const name of ["address-add", "kubelet-node-ip", "address-remove-old"]) shellcheck(name, s(name).inputs.script);
-    // the next wave waits for the old address to be gone
+    // the next wave waits for the old address to be gone and the agents on the new one
     const next = component.waves.findIndex((w) => w.nodes.some((n) => n.name === "worker-2")) + 1;
-    for (const n of component.waves[next].nodes) assert.ok(directlyAfter(step(graph, n.name, "drain"), s("address-remove-old")), `${n.name} after worker-2's old address is gone`);
+    for (const n of component.waves[next].nodes) assert.ok(directlyAfter(step(graph, n.name, "drain"), s("address-agents")), `${n.name} after worker-2's agents are on its new address`);
     assert.ok(!graph.resources.some((r) => r.name === "nodes-worker-3-address-add"), "only the listed worker");
   });
 

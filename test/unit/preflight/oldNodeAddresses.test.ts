@@ -82,7 +82,7 @@ describe("lib/preflight oldNodeAddresses", () => {
     assert.equal(scrape.message, "10.0.0.21 is node worker-1's old address (it moves to 10.1.0.21)");
     assert.match(scrape.action, /replace it with 10\.1\.0\.21, or refer to the node by name/);
     const annotation = findings.find((f) => f.object === "Node worker-1")!;
-    assert.match(annotation.action, /the CNI writes projectcalico\.org\/IPv4Address again/);
+    assert.match(annotation.action, /the run restarts the node's CNI agent once 10\.0\.0\.21 is gone \(step address-agents\), which writes projectcalico\.org\/IPv4Address again with 10\.1\.0\.21, and verify checks it/);
     const narrow = findings.find((f) => f.code === "OLD_NODE_CIDR")!;
     assert.match(narrow.message, /10\.0\.0\.0\/24 covers node cp-1's old address 10\.0\.0\.11 but not its new one 10\.1\.0\.11/);
     assert.match(narrow.action, /add 10\.1\.0\.11\/32/);

@@ -75,4 +75,16 @@ describe("verify: node address changes (issue 16)", () => {
     input.inventory.nodes[1].internalIPs = ["192.168.50.11"];
     assert.deepStrictEqual(verifyFindings(input).map((f) => [f.code, f.object]), [["NODE_ADDRESS_OLD", "Node worker-1"]]);
   });
+
+  it("a moved node whose CNI agent still tunnels from the old address (its annotation on the Node) is a blocker; on the new one, nothing", () => {
+    const input = moved();
+    const node = (name: string, annotations: Record<string, string>) => ({ metadata: { name, annotations } });
+    input.cluster.nodes = [node("worker-1", { "flannel.alpha.coreos.com/public-ip": "192.168.50.11" }), node("cp-1", { "projectcalico.org/IPv4Address": "192.168.60.10/24" })];
+    const found = verifyNodeAddresses(input);
+    assert.deepStrictEqual(found.map((f) => [f.code, f.object, f.path]), [["NODE_ADDRESS_CNI_OLD", "Node worker-1", 'metadata.annotations["flannel.alpha.coreos.com/public-ip"]']]);
+    assert.match(found[0].message, /names 192\.168\.50\.11 \(the old address\), not 192\.168\.60\.11: the node's CNI agent still tunnels from it/);
+    assert.match(found[0].action, /step address-agents restarts the agent/);
+    input.cluster.nodes = [node("worker-1", { "flannel.alpha.coreos.com/public-ip": "192.168.60.11" })];
+    assert.deepStrictEqual(brief(input), []);
+  });
 });
