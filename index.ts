@@ -25,7 +25,7 @@ import { planAddressRun } from "./lib/plan/addressRunPlan";
 import { movesRanges } from "./lib/config/migrationConfig";
 import { ServiceCidrSwitch } from "./dynamic-providers/serviceCidrSwitch";
 import { OldIpBridgeRemoval } from "./dynamic-providers/oldIpBridgeRemoval";
-import { DnsDisruptionBudget } from "./dynamic-providers/dnsDisruptionBudget";
+import { dnsBudgetAroundRollout } from "./components/dnsBudgetAroundRollout";
 import { ServiceRecreation } from "./dynamic-providers/serviceRecreation";
 import { discoverForRun } from "./components/runDiscovery";
 import { UserError } from "./lib/config/errors";
@@ -225,10 +225,8 @@ export = async () => {
 
   // 8. nodes: the canary alone, control-plane nodes one at a time, workers in batches; then KCM allocation back on.
   //    While they drain, a disruption budget keeps one DNS pod answering (nodeRollout.dnsDisruptionBudget).
-  const budget = { kubeconfig, namespace: plan.dns.namespace, name: plan.dns.name, trigger: runId };
-  const dnsBudgetOpen = config.nodeRollout.dnsDisruptionBudget && plan.nodes.some((n) => n.action === "move")
-    ? order.declare("dns-budget-open", [], [clusterConfig, ...cniChanges], (o) => new DnsDisruptionBudget("dns-budget-open", { ...budget, step: "open" }, o))
-    : undefined;
+  const dnsBudget = dnsBudgetAroundRollout(order, { config, plan, kubeconfig, runId }, [clusterConfig, ...cniChanges]);
+  const dnsBudgetOpen = dnsBudget.open;
   const nodes = order.declare("nodes", stepsUnder(NODE_STEP_PREFIX, isAllocationStep), [clusterConfig, ...cniChanges, ...(dnsBudgetOpen ? [dnsBudgetOpen] : [])], (o) => new NodeRollout("nodes", {
     plan,
     nodes: config.nodes,
@@ -239,9 +237,7 @@ export = async () => {
     ...(config.hostAddress ? { addressChanges: { changes: workerAddressChanges, host: config.hostAddress } } : {}),
   }, o));
   order.finishedBy(nodes, nodes.done);
-  const dnsBudgetClose = dnsBudgetOpen
-    ? order.declare("dns-budget-close", [], nodes.done, (o) => new DnsDisruptionBudget("dns-budget-close", { ...budget, step: "close" }, o))
-    : undefined;
+  const dnsBudgetClose = dnsBudget.close(nodes.done);
   // (after a rewrite KCM started with allocation on: no Node was left in the old range)
   const allocation = rewrite
     ? undefined

@@ -7,6 +7,7 @@ import { ControlPlaneAddress } from "./controlPlaneAddress";
 import { NodeRollout } from "./nodeRollout";
 import { PlanOrder } from "./planOrder";
 import { SshCredentials } from "./remoteConnection";
+import { dnsBudgetAroundRollout } from "./dnsBudgetAroundRollout";
 import { EtcdTlsInputs, declareRunStart } from "./runStart";
 
 export interface ControlPlaneAddressDeclaration {
@@ -39,7 +40,8 @@ export function declareControlPlaneAddress(order: PlanOrder, after: pulumi.Resou
 /**
  * A run that changes node addresses only (nodeAddresses without serviceCidr and podCidr; lib/plan/addressRunPlan):
  * preflight and the snapshot, the workers whose address changes rolled in the address plan's batches (drained,
- * re-registered at the new address), then control-plane nodes one at a time, then verify. Nothing of the range
+ * re-registered at the new address, under the DNS disruption budget), then control-plane nodes one at a time, then
+ * verify. Nothing of the range
  * move is declared: no manifest, Service, ConfigMap or CNI change.
  */
 export function declareNodeAddressRun(order: PlanOrder, args: Omit<ControlPlaneAddressDeclaration, "changes" | "serviceSubnet" | "apiserverExtraSans"> & {
@@ -50,7 +52,9 @@ export function declareNodeAddressRun(order: PlanOrder, args: Omit<ControlPlaneA
   const { plan, config, kubeconfig, nodeAccess } = args;
   const { runId, ssh } = nodeAccess;
   const { preflight, snapshot } = declareRunStart(order, { kubeconfig, config, runId, etcdTls: args.etcdTls });
-  const nodes = order.declare("nodes", order.steps((id) => id.startsWith(NODE_STEP_PREFIX)), [snapshot], (o) => new NodeRollout("nodes", {
+  // while the moved workers drain, one DNS pod keeps answering (nodeRollout.dnsDisruptionBudget), as in a range move
+  const dnsBudget = dnsBudgetAroundRollout(order, { config, plan, kubeconfig, runId }, [snapshot]);
+  const nodes = order.declare("nodes", order.steps((id) => id.startsWith(NODE_STEP_PREFIX)), [snapshot, dnsBudget.open], (o) => new NodeRollout("nodes", {
     plan,
     nodes: config.nodes,
     ssh,
@@ -60,8 +64,9 @@ export function declareNodeAddressRun(order: PlanOrder, args: Omit<ControlPlaneA
     addressChanges: { changes: args.workerChanges, host: args.host },
   }, o));
   order.finishedBy(nodes, nodes.done);
+  const dnsBudgetClose = dnsBudget.close(nodes.done);
   // the apiserver keeps its Service range: the re-issued certificate names the kubernetes Service IP it always had
   const controlPlaneAddress = declareControlPlaneAddress(order, nodes.done, { ...args, changes: args.controlPlaneChanges, serviceSubnet: plan.serviceCidr.to, apiserverExtraSans: [] });
-  const verify = order.declare("verify", [stepId.verify], controlPlaneAddress ? [controlPlaneAddress] : nodes.done, (o) => new Verification("verify", { kubeconfig, config, plan, trigger: runId }, o));
+  const verify = order.declare("verify", [stepId.verify], [...(controlPlaneAddress ? [controlPlaneAddress] : nodes.done), dnsBudgetClose], (o) => new Verification("verify", { kubeconfig, config, plan, trigger: runId }, o));
   return { preflight, nodes, verify };
 }

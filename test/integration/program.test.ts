@@ -156,11 +156,11 @@ describe("index.ts: the whole graph against a seeded real control plane (mocked 
       });
     });
 
-    it("declares preflight, the snapshot, worker-2's rollout and verify, in that order, and nothing of a range move", () => {
+    it("declares preflight, the snapshot, worker-2's rollout under the DNS budget and verify, in that order, and nothing of a range move", () => {
       const { one, stepsOf, phaseWaits } = graphHelpers(addressGraph);
-      const order = [one(/^preflight$/), one(/^etcd-snapshot$/), one(/NodeRollout$/), one(/^verify$/)];
+      const order = [one(/^preflight$/), one(/^etcd-snapshot$/), one(/^dns-budget-open$/), one(/NodeRollout$/), one(/^dns-budget-close$/), one(/^verify$/)];
       for (let i = 1; i < order.length; i++) phaseWaits(order[i], order[i - 1]);
-      const ranged = addressGraph.resources.filter((r) => /ControlPlane$|ApiserverCerts$|ServiceRecreation$|ServiceCidrSwitch$|Dns(TemporaryService|FinalSwap|DisruptionBudget)$|ClusterConfig$|CalicoIPPool$|FlannelConfig$|KubeProxyConfig$|EnableCidrAllocation$|OldIpBridgeRemoval$/.test(r.type));
+      const ranged = addressGraph.resources.filter((r) => /ControlPlane$|ApiserverCerts$|ServiceRecreation$|ServiceCidrSwitch$|Dns(TemporaryService|FinalSwap)$|ClusterConfig$|CalicoIPPool$|FlannelConfig$|KubeProxyConfig$|EnableCidrAllocation$|OldIpBridgeRemoval$/.test(r.type));
       assert.deepEqual(ranged.map((r) => `${r.type} ${r.name}`), []);
       const rolled = stepsOf(one(/NodeRollout$/)).map((r) => r.name.replace(/^nodes-/, ""));
       assert.deepEqual(rolled.filter((n) => !n.startsWith("worker-2-")), [], "only worker-2 rolls");
