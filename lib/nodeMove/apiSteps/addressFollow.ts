@@ -72,7 +72,7 @@ export async function addressFollow(run: StepRun): Promise<Record<string, unknow
     return steadySince !== undefined && Date.now() - steadySince >= STABLE_MS ? true : undefined;
   }, () => {
     const statics = waiting.filter((p) => isMirrorPod(p) && atAddress(p, oldInternalIP)).map(podKey);
-    return `not at ${internalIP}: ${[...waiting.map((p) => `${podKey(p)} (${p.status?.podIP ?? "no address yet"})`), ...missing.map((key) => `${key} (its mirror pod is gone)`)].join(", ")}${statics.length > 0 ? `; a static pod keeps the address it started with: restart ${statics.join(", ")} by moving its manifest out of /etc/kubernetes/manifests and back, then run again` : "; check the kubelet on the node (journalctl -u kubelet)"}`;
+    return `not at ${internalIP}: ${[...waiting.map((p) => `${podKey(p)} (${p.status?.podIP ?? "no address yet"})`), ...missing.map((key) => `${key} (its mirror pod is gone)`)].join(", ")}${statics.length > 0 ? `; a static pod keeps the address it started with: restart ${statics.join(", ")} as a new pod by changing its manifest in /etc/kubernetes/manifests (an annotation such as cidr-migration.io/node-address: ${internalIP}, as the components step marks the controller-manager's and the scheduler's; moving the same manifest out and back brings the pod back under its old UID, and its mirror pod may not return), then run again` : "; check the kubelet on the node (journalctl -u kubelet)"}`;
   });
   if (left.length > 0) run.log(`left at ${oldInternalIP} (neither a DaemonSet's nor a static pod; restart them when convenient): ${left.join(", ")}`);
   run.log(`verified: InternalIP ${internalIP}; every DaemonSet and static pod of the node at ${internalIP} (${replaced.length} DaemonSet pod(s) replaced)`);

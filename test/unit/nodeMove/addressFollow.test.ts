@@ -65,7 +65,7 @@ describe("lib/nodeMove addressFollow (a control-plane node's address change, iss
   it("address-follow: a static pod still at the old address fails the step with what to do", async () => {
     const stuck = api(() => [pod("kube-scheduler-cp-3", OLD, "mirror")]);
     await assert.rejects(addressFollow(new StepRun(stuck.clients, inputs("address-follow", 1), () => {})),
-      /not at 192\.168\.1\.113: kube-system\/kube-scheduler-cp-3 \(192\.168\.1\.13\); a static pod keeps the address it started with: restart kube-system\/kube-scheduler-cp-3 by moving its manifest out of \/etc\/kubernetes\/manifests and back/);
+      /not at 192\.168\.1\.113: kube-system\/kube-scheduler-cp-3 \(192\.168\.1\.13\); a static pod keeps the address it started with: restart kube-system\/kube-scheduler-cp-3 as a new pod by changing its manifest in \/etc\/kubernetes\/manifests \(an annotation such as cidr-migration\.io\/node-address: 192\.168\.1\.113,/);
     assert.deepEqual(stuck.deleted, [], "a mirror pod is never deleted");
   });
 });
