@@ -15,12 +15,11 @@ import { declareRewriteWindow } from "./components/etcdRewriteWindow";
 import { DnsFinalSwap, DnsTemporaryService } from "./components/dnsContinuity";
 import { FlannelConfig, flannelConfigEdit } from "./components/flannelConfig";
 import { KubeProxyConfig, kubeProxyConfigEdit } from "./components/kubeProxyConfig";
-import { NodeRollout } from "./components/nodeRollout";
 import { PlanOrder } from "./components/planOrder";
 import { readStackConfig, secretInput } from "./components/stackConfig";
 import { Verification } from "./dynamic-providers/clusterAudit";
 import { declareRunStart } from "./components/runStart";
-import { declareControlPlaneAddress, declareNodeAddressRun } from "./components/nodeAddressRun";
+import { declareControlPlaneAddress, declareNodeAddressRun, declareNodeRollout } from "./components/nodeAddressRun";
 import { planAddressRun } from "./lib/plan/addressRunPlan";
 import { movesRanges } from "./lib/config/migrationConfig";
 import { ServiceCidrSwitch } from "./dynamic-providers/serviceCidrSwitch";
@@ -226,17 +225,7 @@ export = async () => {
   // 8. nodes: the canary alone, control-plane nodes one at a time, workers in batches; then KCM allocation back on.
   //    While they drain, a disruption budget keeps one DNS pod answering (nodeRollout.dnsDisruptionBudget).
   const dnsBudget = dnsBudgetAroundRollout(order, { config, plan, kubeconfig, runId }, [clusterConfig, ...cniChanges]);
-  const dnsBudgetOpen = dnsBudget.open;
-  const nodes = order.declare("nodes", stepsUnder(NODE_STEP_PREFIX, isAllocationStep), [clusterConfig, ...cniChanges, ...(dnsBudgetOpen ? [dnsBudgetOpen] : [])], (o) => new NodeRollout("nodes", {
-    plan,
-    nodes: config.nodes,
-    ssh,
-    kubeconfig,
-    rollout: config.nodeRollout,
-    runId,
-    ...(config.hostAddress ? { addressChanges: { changes: workerAddressChanges, host: config.hostAddress } } : {}),
-  }, o));
-  order.finishedBy(nodes, nodes.done);
+  const nodes = declareNodeRollout(order, stepsUnder(NODE_STEP_PREFIX, isAllocationStep), [clusterConfig, ...cniChanges, dnsBudget.open], { plan, config, ssh, kubeconfig, runId, workerChanges: workerAddressChanges });
   const dnsBudgetClose = dnsBudget.close(nodes.done);
   // (after a rewrite KCM started with allocation on: no Node was left in the old range)
   const allocation = rewrite

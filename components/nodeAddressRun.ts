@@ -22,6 +22,29 @@ export interface ControlPlaneAddressDeclaration {
   apiserverExtraSans: string[];
 }
 
+/** The node rollout as both runs declare it: the plan's node moves, and the workers whose address changes on the way. */
+export function declareNodeRollout(order: PlanOrder, ids: readonly string[], after: Array<pulumi.Resource | undefined>, args: {
+  plan: Plan;
+  config: MigrationConfig;
+  ssh: SshCredentials;
+  kubeconfig: pulumi.Output<string>;
+  runId: string;
+  workerChanges: NodeAddressChange[];
+}): NodeRollout {
+  const { plan, config, ssh, kubeconfig, runId } = args;
+  const nodes = order.declare("nodes", ids, after, (o) => new NodeRollout("nodes", {
+    plan,
+    nodes: config.nodes,
+    ssh,
+    kubeconfig,
+    rollout: config.nodeRollout,
+    runId,
+    ...(config.hostAddress ? { addressChanges: { changes: args.workerChanges, host: config.hostAddress } } : {}),
+  }, o));
+  order.finishedBy(nodes, nodes.done);
+  return nodes;
+}
+
 /** Control-plane nodes' addresses: one node at a time, once everything before them has finished. */
 export function declareControlPlaneAddress(order: PlanOrder, after: pulumi.Resource[], args: ControlPlaneAddressDeclaration): ControlPlaneAddress | undefined {
   if (args.changes.length === 0) return undefined;
@@ -54,16 +77,8 @@ export function declareNodeAddressRun(order: PlanOrder, args: Omit<ControlPlaneA
   const { preflight, snapshot } = declareRunStart(order, { kubeconfig, config, runId, etcdTls: args.etcdTls });
   // while the moved workers drain, one DNS pod keeps answering (nodeRollout.dnsDisruptionBudget), as in a range move
   const dnsBudget = dnsBudgetAroundRollout(order, { config, plan, kubeconfig, runId }, [snapshot]);
-  const nodes = order.declare("nodes", order.steps((id) => id.startsWith(NODE_STEP_PREFIX)), [snapshot, dnsBudget.open], (o) => new NodeRollout("nodes", {
-    plan,
-    nodes: config.nodes,
-    ssh,
-    kubeconfig,
-    rollout: config.nodeRollout,
-    runId,
-    addressChanges: { changes: args.workerChanges, host: args.host },
-  }, o));
-  order.finishedBy(nodes, nodes.done);
+  const nodeSteps = order.steps((id) => id.startsWith(NODE_STEP_PREFIX));
+  const nodes = declareNodeRollout(order, nodeSteps, [snapshot, dnsBudget.open], { plan, config, ssh, kubeconfig, runId, workerChanges: args.workerChanges });
   const dnsBudgetClose = dnsBudget.close(nodes.done);
   // the apiserver keeps its Service range: the re-issued certificate names the kubernetes Service IP it always had
   const controlPlaneAddress = declareControlPlaneAddress(order, nodes.done, { ...args, changes: args.controlPlaneChanges, serviceSubnet: plan.serviceCidr.to, apiserverExtraSans: [] });
