@@ -20,6 +20,7 @@ export function planAddressRun(config: MigrationConfig, inventory: Inventory, ad
   const { serviceRanges, podRanges } = clusterRanges(inventory);
   refuseAddressesInRanges(config, [...serviceRanges.map((r) => ["Service", r]), ...podRanges.map((r) => ["Pod", r])]);
   const liveNodes = new Map(inventory.nodes.map((n) => [n.name, n]));
+  refuseWorkersWithoutSubnet(config, addressPlan, liveNodes);
   const nodes: NodeMove[] = addressPlan.steps.filter((s) => s.role === "worker").map((s) => {
     const live = liveNodes.get(s.name);
     return {
@@ -67,6 +68,17 @@ function refuseAddressesInRanges(config: MigrationConfig, ranges: string[][]): v
   const problems = config.nodeAddresses.flatMap((c, i) => ranges
     .filter(([, range]) => familyOf(range) === familyOf(c.to) && cidrContains(range, c.to))
     .map(([kind, range]) => configProblem(`nodeAddresses[${i}].to`, `${c.to} lies in the cluster's ${kind} range ${range} (kubeadm-config), where the cluster gives out addresses of its own; choose an address outside it`)));
+  if (problems.length > 0) throw new ConfigError(problems);
+}
+
+/**
+ * The rejoin waits for kube-controller-manager to give the re-registered Node a subnet: a worker it gave none before
+ * (allocation off) would wait for ever.
+ */
+function refuseWorkersWithoutSubnet(config: MigrationConfig, addressPlan: NodeAddressPlan, liveNodes: Map<string, { podCIDR?: string }>): void {
+  const problems = addressPlan.steps
+    .filter((s) => s.role === "worker" && liveNodes.has(s.name) && !liveNodes.get(s.name)!.podCIDR)
+    .map((s) => configProblem(`nodeAddresses[${config.nodeAddresses.findIndex((c) => c.name === s.name)}].name`, `Node ${s.name} has no podCIDR: kube-controller-manager does not allocate node subnets here, and a run that changes node addresses only waits for the one it gives the re-registered Node; not supported on this cluster yet`));
   if (problems.length > 0) throw new ConfigError(problems);
 }
 

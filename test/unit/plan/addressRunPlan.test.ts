@@ -83,4 +83,16 @@ describe("lib/plan addressRunPlan: node addresses alone", () => {
     assert.throws(() => planAddressRun(config, without, planNodeAddresses(config, without)), (e: Error) =>
       e instanceof UserError && /kubeadm-config has no networking\.podSubnet: .*set it in kubeadm-config's ClusterConfiguration .*, or give serviceCidr and podCidr/.test(e.message));
   });
+
+  it("refuses a worker whose Node has no podCIDR (kube-controller-manager does not allocate), naming the entry", () => {
+    const config = addressConfig(changes);
+    const without = inventory();
+    without.nodes = without.nodes.map((n) => (n.name === "worker-3" ? { ...n, podCIDR: undefined } : n));
+    assert.throws(() => planAddressRun(config, without, planNodeAddresses(config, without)), (e: Error) => {
+      assert.ok(e instanceof ConfigError);
+      assert.deepEqual(e.problems.map((p) => p.key), ["cidr-migration:nodeAddresses[2].name"]);
+      assert.match(e.problems[0].message, /Node worker-3 has no podCIDR: kube-controller-manager does not allocate node subnets here/);
+      return true;
+    });
+  });
 });
