@@ -1,6 +1,6 @@
 import { Command } from "commander";
 import { buildPlan } from "../lib/plan/plan";
-import { planRun } from "../lib/plan/runPlan";
+import { planAddressRun } from "../lib/plan/addressRunPlan";
 import { movesRanges } from "../lib/config/migrationConfig";
 import { planNodeAddresses } from "../lib/plan/nodeAddressPlan";
 import { renderAddressRunHeader, renderNodeAddressPlan } from "../lib/plan/nodeAddressReport";
@@ -29,7 +29,7 @@ export function registerPlanCommand(program: Command): void {
         const nodeAddressPlan = planNodeAddresses(config, inventory);
         if (!movesRanges(config)) {
           // nodeAddresses alone: the address plan is the whole run (its JSON is the plan `gate --plan` reads)
-          const plan = planRun(config, inventory);
+          const plan = planAddressRun(config, inventory, nodeAddressPlan);
           if (opts.json) writeJson({ ...plan, nodeAddressPlan });
           else process.stdout.write(`${renderAddressRunHeader(plan)}${renderNodeAddressPlan(nodeAddressPlan)}`);
           return;

@@ -64,8 +64,7 @@ export function declareControlPlaneAddress(order: PlanOrder, after: pulumi.Resou
  * A run that changes node addresses only (nodeAddresses without serviceCidr and podCidr; lib/plan/addressRunPlan):
  * preflight and the snapshot, the workers whose address changes rolled in the address plan's batches (drained,
  * re-registered at the new address, under the DNS disruption budget), then control-plane nodes one at a time, then
- * verify. Nothing of the range
- * move is declared: no manifest, Service, ConfigMap or CNI change.
+ * verify. Nothing of the range move is declared: no manifest, Service, ConfigMap or CNI change.
  */
 export function declareNodeAddressRun(order: PlanOrder, args: Omit<ControlPlaneAddressDeclaration, "changes" | "serviceSubnet" | "apiserverExtraSans"> & {
   plan: Plan;

@@ -32,10 +32,15 @@ export function registrationState(node: RegisteredNodeLike | undefined, backedUp
 /** `podCIDRs`: the node's subnet, or on a dual-stack run one per family, primary first (spec.podCIDR is the first). */
 export type PodCidrAction = { action: "assign"; podCIDRs: string[] } | { action: "keep" } | { action: "fail"; message: string };
 
+/** The subnets a Node holds, primary first: spec.podCIDRs, else spec.podCIDR alone (as older apiservers set it). */
+export function podCidrsOf(node: RegisteredNodeLike | undefined): string[] {
+  return node?.spec?.podCIDRs?.length ? node.spec.podCIDRs : node?.spec?.podCIDR ? [node.spec.podCIDR] : [];
+}
+
 /** `planned`: the node's new subnet, or a dual-stack pair comma-separated (plan.nodes[].newPodCIDRs). */
 export function podCidrAction(nodeName: string, node: RegisteredNodeLike, planned: string): PodCidrAction {
   const want = planned.split(",").map(normalizeCidr);
-  const current = node.spec?.podCIDRs?.length ? node.spec.podCIDRs : node.spec?.podCIDR ? [node.spec.podCIDR] : [];
+  const current = podCidrsOf(node);
   if (current.length === 0) return { action: "assign", podCIDRs: want };
   if (current.map(normalizeCidr).join() === want.join()) return { action: "keep" };
   return {

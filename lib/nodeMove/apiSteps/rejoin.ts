@@ -10,7 +10,7 @@ import { describeKubeError } from "../../config/kubeClient";
 import { cidrContains, familyOf, normalizeCidr } from "../../net/cidr";
 import { podKey } from "../drainDecision";
 import { describeDifferences, metadataDifferences, metadataMergePatch, metadataOf, restoredMetadata } from "../nodeMetadata";
-import { isReady, podCidrAction, podsBack, registrationState, staleDaemonSetPods } from "../rejoinChecks";
+import { isReady, podCidrAction, podCidrsOf, podsBack, registrationState, staleDaemonSetPods } from "../rejoinChecks";
 import { evict, policyVersion } from "./eviction";
 import { NodeBackupRecord } from "../backupRecord";
 import { StepRun, mergePatch } from "./stepRun";
@@ -78,10 +78,9 @@ async function waitAllocatedPodCidr({ run, planned, timeout }: Rejoin): Promise<
   const ranges = planned.split(",");
   const node = await run.within(timeout, "a podCIDR from kube-controller-manager", async () => {
     const current = await run.readNode();
-    const held = current?.spec?.podCIDRs?.length ? current.spec.podCIDRs : current?.spec?.podCIDR ? [current.spec.podCIDR] : [];
-    return held.length >= ranges.length ? current : undefined;
+    return podCidrsOf(current).length >= ranges.length ? current : undefined;
   }, `the Node has no podCIDR: kube-controller-manager gives one when it runs with --allocate-node-cidrs=true and --cluster-cidr ${planned}; check its flags and log`);
-  const held = node.spec!.podCIDRs?.length ? node.spec!.podCIDRs : [node.spec!.podCIDR!];
+  const held = podCidrsOf(node);
   const outside = held.filter((subnet, i) => !cidrContains(ranges[i] ?? ranges[0], subnet));
   if (outside.length > 0) throw new Error(`node ${run.inputs.node}: kube-controller-manager gave podCIDR ${held.join(",")}, outside the pod range ${planned}; check its --cluster-cidr`);
   run.log(`podCIDR ${held.join(",")} from kube-controller-manager`);
