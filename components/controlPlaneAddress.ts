@@ -15,7 +15,9 @@
  *   etcd-peer          quorum checked again, leadership handed on, the member's peer URL updated in place (from
  *                      here until etcd restarts on the new address, the other members wait for it there)
  *   etcd               SSH  etcd.yaml at the new address; the kubelet restarts etcd; wait healthy on the new flags,
- *                           else the old manifest back (lib/remote/scripts/guardedManifestEdit)
+ *                           else the old manifest back; where the member cannot come back on its data, it is removed,
+ *                           added again at the new address and started from a clean data dir
+ *                           (dynamic-providers/etcdMemberRestart)
  *   apiserver          SSH  kube-apiserver.yaml (--advertise-address, its annotation, probes), the same way
  *   components         SSH  controller-manager.conf, scheduler.conf, admin.conf (`server:`) written checked; the
  *                           controller-manager's and the scheduler's manifests marked with the new address, so the
@@ -30,13 +32,14 @@
  * Every step is idempotent: a re-run after a failure at any point starts again from what the node holds.
  */
 import * as pulumi from "@pulumi/pulumi";
+import { EtcdMemberRestart } from "../dynamic-providers/etcdMemberRestart";
 import { EtcdPeerMove } from "../dynamic-providers/etcdPeerMove";
 import { NodeAddressAgents, NodeAddressFollow, NodeAddressReported } from "../dynamic-providers/nodeApiSteps";
 import { RemoteScript } from "../dynamic-providers/remoteScript";
 import { HostAddressSettings, NodeAddressChange } from "../lib/config/migrationConfig";
 import { APISERVER_MANIFEST, CONTROL_PLANE_NODE_FILES, ControlPlaneAddressEdits, controlPlaneAddressEdits, ETCD_MANIFEST } from "../lib/controlPlane/controlPlaneAddressEdits";
 import { KUBEADM_CLUSTER_CONFIGURATION_KEY } from "../lib/controlPlane/kubeadmConfigEdit";
-import { nodeBackupDir } from "../lib/controlPlane/nodeBackupDir";
+import { heldManifestsDir, nodeBackupDir } from "../lib/controlPlane/nodeBackupDir";
 import { urlHost } from "../lib/net/cidr";
 import { buildScript, sh } from "../lib/remote/remoteScript";
 import { guardedManifestEdit } from "../lib/remote/scripts/guardedManifestEdit";
@@ -82,7 +85,7 @@ export interface ControlPlaneAddressSteps {
   kubelet: RemoteScript;
   nodeAddress: NodeAddressReported;
   etcdPeer: EtcdPeerMove;
-  etcd: RemoteScript;
+  etcd: EtcdMemberRestart;
   apiserver: RemoteScript;
   components: RemoteScript;
   nodeFollow: NodeAddressFollow;
@@ -153,13 +156,12 @@ export class ControlPlaneAddress extends pulumi.ComponentResource {
         : nothingToDo("kubelet", `neither kubelet.conf nor --node-ip names ${change.from} (moved already)`)), [read]);
       const nodeAddress = new NodeAddressReported(`${name}-${node.name}-node-address`, follow, { parent: this, dependsOn: [kubelet] });
       const etcdPeer = new EtcdPeerMove(`${name}-${node.name}-etcd-peer`, { ...member, step: "move" }, { parent: this, dependsOn: [nodeAddress] });
-      const etcd = step("etcd", edited((e) => e.etcd
-        ? guardedManifestEdit({
-          path: ETCD_MANIFEST, currentContent: e.etcd.current, newContent: e.etcd.next, backupDir,
-          wait: { component: "etcd", url: ETCD_READY_URL, expectFlags: [`--advertise-client-urls=https://${urlHost(change.to)}:2379`], timeoutSeconds },
-          root: args.root,
-        })
-        : nothingToDo("etcd", `${ETCD_MANIFEST} names ${change.from} nowhere (moved already, or etcd is external)`)), [etcdPeer]);
+      const etcd = new EtcdMemberRestart(`${name}-${node.name}-etcd`, {
+        connection: connectionFor(node, args.ssh, args.connection),
+        ...member,
+        manifest: edits.apply((e) => (e.etcd ? { path: ETCD_MANIFEST, current: e.etcd.current, next: e.etcd.next } : undefined)),
+        backupDir, heldDir: heldManifestsDir(args.runId), healthUrl: ETCD_READY_URL, timeoutSeconds, root: args.root,
+      }, { parent: this, dependsOn: [etcdPeer] });
       const apiserver = step("apiserver", edited((e) => e.apiserver
         ? guardedManifestEdit({
           path: APISERVER_MANIFEST, currentContent: e.apiserver.current, newContent: e.apiserver.next, backupDir,

@@ -19,7 +19,7 @@ import { RemoteScript } from "../dynamic-providers/remoteScript";
 import { CidrMove, PodCidrMove } from "../lib/config/migrationConfig";
 import { FlagValue } from "../lib/controlPlane/manifestFlags";
 import { apiserverRangeFlags, controllerManagerRangeFlags, RangeTargets } from "../lib/controlPlane/rangeFlags";
-import { nodeBackupDir } from "../lib/controlPlane/nodeBackupDir";
+import { heldManifestsDir, nodeBackupDir } from "../lib/controlPlane/nodeBackupDir";
 import { backupControlPlane } from "../lib/remote/scripts/backupControlPlane";
 import { readFile, readNodeFile } from "../lib/remote/scripts/readFile";
 import { startHeldManifest } from "../lib/remote/scripts/startHeldManifest";
@@ -39,8 +39,6 @@ import { fromReadStep } from "./readStepOutput";
 import { connectionFor } from "./remoteConnection";
 
 const MANIFESTS_DIR = "/etc/kubernetes/manifests";
-/** Beside the manifests directory (one filesystem, so the move is a rename), outside it (the kubelet would run it). */
-export const heldDir = (runId: string) => `/etc/kubernetes/cidr-migration-held/${runId}`;
 const manifestPath = (component: ControlPlaneComponent) => `${MANIFESTS_DIR}/${component}.yaml`;
 
 export class ControlPlaneBackup extends pulumi.ComponentResource {
@@ -89,7 +87,7 @@ export class ControlPlaneStop extends pulumi.ComponentResource {
       const reads = { "kube-controller-manager": read("kube-controller-manager"), "kube-apiserver": read("kube-apiserver") };
       const stop = new RemoteScript(`${name}-${node.name}`, {
         connection,
-        script: stopStaticPods({ components: ["kube-apiserver", "kube-controller-manager"], heldDir: heldDir(args.runId), timeoutSeconds: args.healthTimeoutSeconds, root: args.root }),
+        script: stopStaticPods({ components: ["kube-apiserver", "kube-controller-manager"], heldDir: heldManifestsDir(args.runId), timeoutSeconds: args.healthTimeoutSeconds, root: args.root }),
         triggers: [args.runId],
       }, { parent: this, dependsOn: Object.values(reads) });
       this.steps[node.name] = { reads, stop };
@@ -134,7 +132,7 @@ export class ControlPlaneStart extends pulumi.ComponentResource {
         const script = fromReadStep(stopped.reads[component].stdout, (stdout) => startHeldManifest({
           component,
           path,
-          heldDir: heldDir(args.runId),
+          heldDir: heldManifestsDir(args.runId),
           heldContent: readNodeFile(stdout, { node: node.name, path, step: "read" }),
           flags: flags[component],
           healthUrl: healthUrl[component],

@@ -63,9 +63,10 @@ function scriptDigest(script: string): string {
   return createHash("sha256").update(script).digest("hex");
 }
 
-function checkInputs(news: ScriptWire): pulumi.dynamic.CheckFailure[] {
+/** Failures of a `connection` input (unknown parts pass: preview). */
+export function connectionFailures(connection: unknown): pulumi.dynamic.CheckFailure[] {
   const failures: pulumi.dynamic.CheckFailure[] = [];
-  const c = news.connection as Record<string, unknown> | undefined;
+  const c = connection as Record<string, unknown> | undefined;
   if (isUnknown(c)) return failures;
   if (typeof c !== "object" || c === null) return [{ property: "connection", reason: "connection is required" }];
   for (const key of ["host", "user", "privateKey"]) {
@@ -74,23 +75,33 @@ function checkInputs(news: ScriptWire): pulumi.dynamic.CheckFailure[] {
   for (const key of ["port", "dialErrorLimit", "perDialTimeoutSeconds"]) {
     if (!isUnknown(c[key]) && (!Number.isSafeInteger(c[key]) || (c[key] as number) <= 0)) failures.push({ property: "connection", reason: `connection.${key} ${JSON.stringify(c[key])} must be a positive whole number` });
   }
+  return failures;
+}
+
+function checkInputs(news: ScriptWire): pulumi.dynamic.CheckFailure[] {
+  const failures = connectionFailures(news.connection);
   if (!isUnknown(news.script) && (typeof news.script !== "string" || news.script === "")) failures.push({ property: "script", reason: "script is required (a non-empty string)" });
   return failures;
 }
 
+/** The SSH target of a checked `connection` input. */
+export function sshTargetOf(connection: unknown): SshTarget {
+  const c = connection as Record<string, unknown>;
+  return {
+    host: c.host as string,
+    port: c.port as number,
+    user: c.user as string,
+    privateKey: c.privateKey as string,
+    hostKey: typeof c.hostKey === "string" && c.hostKey !== "" ? c.hostKey : undefined,
+    dialErrorLimit: c.dialErrorLimit as number,
+    perDialTimeoutSeconds: c.perDialTimeoutSeconds as number,
+  };
+}
+
 function asInputs(news: ScriptWire): ScriptInputs {
   throwIfFailed(checkInputs(news));
-  const c = news.connection as Record<string, unknown>;
   return {
-    target: {
-      host: c.host as string,
-      port: c.port as number,
-      user: c.user as string,
-      privateKey: c.privateKey as string,
-      hostKey: typeof c.hostKey === "string" && c.hostKey !== "" ? c.hostKey : undefined,
-      dialErrorLimit: c.dialErrorLimit as number,
-      perDialTimeoutSeconds: c.perDialTimeoutSeconds as number,
-    },
+    target: sshTargetOf(news.connection),
     script: news.script as string,
     triggers: Array.isArray(news.triggers) ? news.triggers.map(String) : [],
     secretOutput: news.secretOutput === true,
@@ -107,14 +118,15 @@ function recorded(inputs: ScriptInputs): Recorded {
   };
 }
 
-function failure(inputs: ScriptInputs, exitCode: number, stderr: string): Error {
-  const where = `${inputs.target.user}@${inputs.target.host}:${inputs.target.port}`;
+/** A step script's failure as an error: ssh's own reason, or the script's last lines (none when secret). */
+export function scriptFailure(target: SshTarget, exitCode: number, stderr: string, secretOutput = false): Error {
+  const where = `${target.user}@${target.host}:${target.port}`;
   const lines = stderr.replace(/\r/g, "").trimEnd().split("\n");
   if (exitCode === SSH_OWN_FAILURE) {
     // ssh's own last line says why ("Host key verification failed.", "Connection refused"); its banners do not
     return new Error(`cannot run the step on ${where} over SSH (ssh exit ${exitCode}): ${lines[lines.length - 1] || "no reason given"} Check that the node is up, the key is authorized and the host key matches.`);
   }
-  const detail = inputs.secretOutput
+  const detail = secretOutput
     ? "(its output is not shown: it may hold a secret; run the step's script by hand to see it)"
     : lines.slice(-STDERR_LINES_IN_ERROR).join("\n");
   return new Error(`the step's script failed on ${where} with exit ${exitCode}: ${detail}`);
@@ -122,7 +134,7 @@ function failure(inputs: ScriptInputs, exitCode: number, stderr: string): Error 
 
 async function runScript(inputs: ScriptInputs): Promise<ScriptOutputs> {
   const result = await runScriptOverSsh(inputs.target, inputs.script);
-  if (result.exitCode !== 0) throw failure(inputs, result.exitCode, result.stderr);
+  if (result.exitCode !== 0) throw scriptFailure(inputs.target, result.exitCode, result.stderr, inputs.secretOutput);
   return { ...recorded(inputs), stdout: result.stdout, stderr: result.stderr };
 }
 

@@ -7,21 +7,23 @@ import { sleep } from "../concurrency/sleep";
 
 /**
  * The fallback of a control-plane node's etcd move (issue 16, control-plane step 2), where `member update` cannot
- * work: the member does not come back at its new address (a data dir whose member the cluster no longer knows
- * there, "member already exists"). The member is removed, added again at its new peer URL, and the node starts
- * it from a clean data dir with `--initial-cluster-state=existing` (withExistingClusterFlags); it gets a new ID,
- * and the other members send it the data.
+ * work: after the update the member does not come back at its new address, because its data dir cannot restart it
+ * (lost, truncated, or another member's: "raft log corrupted", "member already exists"). The member is removed,
+ * added again at its new peer URLs, and the node starts it from a clean data dir with `--initial-cluster-state=
+ * existing` (withExistingClusterFlags); it gets a new ID, and the other members send it the data.
+ *
+ * Only for a member that does not work: one that answers at its client URLs (old or new address) is refused.
  *
  * Crash-safe: before the remove, the intent is written to etcd itself (committed by quorum, so it survives the
- * machine running this). A re-run that finds the member gone and its intent recorded adds it; one that finds it
- * added (a member not started yet at the new peer URL) returns it; one that finds it started at the new peer URL
- * clears the intent and changes nothing.
+ * machine running this). A re-run that finds the intent and the removed member still there removes it; one that
+ * finds it gone adds it; one that finds it added (not started yet) returns it; one that finds a started member of
+ * that name with another ID (the replacement running) clears the intent and changes nothing.
  */
 
 export const MEMBER_REPLACE_PREFIX = "/cidr-migration/etcd-member-replace/";
 
 export interface EtcdMemberReplaceResult {
-  /** replaced: removed and added by this call; added-before: an earlier run added it; already: it runs at `to` */
+  /** replaced: removed and added by this call; added-before: an earlier run added it; already: the replacement runs */
   action: "replaced" | "added-before" | "already";
   memberId: string;
   peerURLs: string[];
@@ -34,17 +36,24 @@ interface ReplaceIntent {
   peerURLs: string[];
 }
 
-function initialClusterOf(members: IMember[], name: string, addedId: string): string {
-  return members
-    .flatMap((m) => m.peerURLs.map((url) => `${m.ID === addedId ? name : m.name}=${url}`))
-    .sort()
-    .join(",");
+/** Whether a member answers at any of these client URLs (a status within a few seconds). */
+export type AnswersAt = (clientUrls: string[]) => Promise<boolean>;
+
+/** `--initial-cluster` of the cluster with `name` at `peerURLs` (however it is listed now): name=url pairs, sorted. */
+export function initialClusterWith(members: IMember[], name: string, peerURLs: string[]): string {
+  return [
+    ...members.filter((m) => m.name !== name && !m.peerURLs.some((url) => peerURLs.includes(url))).flatMap((m) => m.peerURLs.map((url) => `${m.name}=${url}`)),
+    ...peerURLs.map((url) => `${name}=${url}`),
+  ].sort().join(",");
 }
+
+/** The member's peer URLs once it is at `to`: what the add uses and what its restart's `--initial-cluster` names. */
+export const peerUrlsAt = (member: IMember, move: EtcdPeerMove) => member.peerURLs.map((url) => movedUrl(url, move.from, move.to));
 
 async function added(client: Etcd3, move: EtcdPeerMove, id: string, action: EtcdMemberReplaceResult["action"]): Promise<EtcdMemberReplaceResult> {
   const { members } = await client.cluster.memberList({});
   const member = members.find((m) => m.ID === id)!;
-  return { action, memberId: id, peerURLs: member.peerURLs, initialCluster: initialClusterOf(members, move.member, id) };
+  return { action, memberId: id, peerURLs: member.peerURLs, initialCluster: initialClusterWith(members, move.member, member.peerURLs) };
 }
 
 /** How long an add waits for the cluster to count as healthy again after the remove (etcd's strict reconfig check). */
@@ -66,41 +75,60 @@ async function addMember(client: Etcd3, peerURLs: string[]): Promise<IMember> {
   }
 }
 
-export async function replaceEtcdMember(client: Etcd3, move: EtcdPeerMove): Promise<EtcdMemberReplaceResult> {
+async function addRecorded(client: Etcd3, move: EtcdPeerMove, intent: ReplaceIntent): Promise<EtcdMemberReplaceResult> {
+  const member = await addMember(client, intent.peerURLs);
+  faultPoint("member-replace-after-add", move.member);
+  return added(client, move, member.ID, "replaced");
+}
+
+export async function replaceEtcdMember(client: Etcd3, move: EtcdPeerMove, answersAt: AnswersAt): Promise<EtcdMemberReplaceResult> {
   const intentKey = MEMBER_REPLACE_PREFIX + move.member;
+  const recorded = await client.get(intentKey).string();
+  const intent = recorded ? (JSON.parse(recorded) as ReplaceIntent) : undefined;
   const { members } = await client.cluster.memberList({});
   const named = members.find((m) => m.name === move.member);
-  if (named && onHost(named, move.to)) {
+  if (intent && named && named.ID !== intent.removedId) {
+    // the replacement has started (a started member has its name)
     await client.delete().key(intentKey);
-    return { action: "already", memberId: named.ID, peerURLs: named.peerURLs, initialCluster: initialClusterOf(members, move.member, named.ID) };
+    return added(client, move, named.ID, "already");
   }
   const waiting = members.find((m) => !m.name && onHost(m, move.to));
   if (waiting) return added(client, move, waiting.ID, "added-before");
 
   if (!named) {
-    const recorded = await client.get(intentKey).string();
-    if (!recorded) {
+    if (!intent) {
       throw new UserError(`etcd has no member named ${move.member} (members: ${members.map((m) => m.name || "(not started)").sort().join(", ")}) and no record of this tool removing it; check nodeAddresses[].name, nothing was changed`);
     }
     // an earlier run removed it and was cut before the add: the same add, at the recorded peer URLs
-    const intent = JSON.parse(recorded) as ReplaceIntent;
-    const member = await addMember(client, intent.peerURLs);
-    faultPoint("member-replace-after-add", move.member);
-    return added(client, move, member.ID, "replaced");
+    return addRecorded(client, move, intent);
   }
 
   checkQuorumWithout(members, move.member);
-  if (!onHost(named, move.from)) {
-    throw new UserError(`etcd member ${move.member} has peer URLs ${named.peerURLs.join(", ")}, none on ${move.from}; check nodeAddresses[].from, nothing was changed`);
+  if (!onHost(named, move.from) && !onHost(named, move.to)) {
+    throw new UserError(`etcd member ${move.member} has peer URLs ${named.peerURLs.join(", ")}, on neither ${move.from} nor ${move.to}; check nodeAddresses[].from, nothing was changed`);
   }
-  const intent: ReplaceIntent = { removedId: named.ID, peerURLs: named.peerURLs.map((url) => movedUrl(url, move.from, move.to)) };
-  await client.put(intentKey).value(JSON.stringify(intent));
-  faultPoint("member-replace-after-intent", move.member);
+  const next: ReplaceIntent = intent ?? { removedId: named.ID, peerURLs: peerUrlsAt(named, move) };
+  if (!intent) {
+    const clientUrls = [...new Set([...named.clientURLs, ...named.clientURLs.map((url) => movedUrl(url, move.from, move.to))])];
+    if (await answersAt(clientUrls)) {
+      throw new UserError(`etcd member ${move.member} answers at ${clientUrls.join(", ")}: it works, and replacing a working member would only cost its data; nothing was changed`);
+    }
+    await client.put(intentKey).value(JSON.stringify(next));
+    faultPoint("member-replace-after-intent", move.member);
+  }
   await client.cluster.memberRemove({ ID: named.ID });
   faultPoint("member-replace-after-remove", move.member);
-  const member = await addMember(client, intent.peerURLs);
-  faultPoint("member-replace-after-add", move.member);
-  return added(client, move, member.ID, "replaced");
+  return addRecorded(client, move, next);
+}
+
+/** Clears the intent once the replacement is known to run (the node's etcd healthy from its clean data dir). */
+export async function clearMemberReplaceIntent(client: Etcd3, member: string): Promise<void> {
+  await client.delete().key(MEMBER_REPLACE_PREFIX + member);
+}
+
+/** Whether an earlier run began replacing this member and has not seen the replacement run. */
+export async function memberReplaceUnderway(client: Etcd3, member: string): Promise<boolean> {
+  return (await client.get(MEMBER_REPLACE_PREFIX + member).string()) !== null;
 }
 
 /**
@@ -110,4 +138,22 @@ export async function replaceEtcdMember(client: Etcd3, move: EtcdPeerMove): Prom
  */
 export function withExistingClusterFlags(manifest: string, initialCluster: string, source = "/etc/kubernetes/manifests/etcd.yaml"): string {
   return setFlags(manifest, { "initial-cluster": initialCluster, "initial-cluster-state": "existing" }, { container: "etcd", source }).text;
+}
+
+/** AnswersAt through `clientFor`: a status from any of the URLs within `withinMs`; a client that cannot dial answers no. */
+export function answersWithin(clientFor: (urls: string[]) => Etcd3, withinMs = 5000): AnswersAt {
+  return async (clientUrls) => {
+    for (const url of clientUrls) {
+      const client = clientFor([url]);
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), withinMs)));
+        if (await Promise.race([client.maintenance.status().then(() => true, () => false), timeout])) return true;
+      } finally {
+        clearTimeout(timer);
+        client.close();
+      }
+    }
+    return false;
+  };
 }

@@ -90,7 +90,8 @@ interface ContainerArgv {
   containerName: string;
 }
 
-const SHELLS = new Set(["sh", "bash", "ash", "dash", "/bin/sh", "/bin/bash", "/bin/ash", "/bin/dash", "/usr/bin/env"]);
+// an array, not a Set: a dynamic provider captures this module, and the closure serializer cannot rebuild a Set
+const SHELLS = ["sh", "bash", "ash", "dash", "/bin/sh", "/bin/bash", "/bin/ash", "/bin/dash", "/usr/bin/env"];
 const FLAG_NAME = /^[a-z0-9][a-z0-9.-]*$/;
 
 function normalizeFlagName(flag: string, source: string): string {
@@ -164,7 +165,7 @@ function containerArgv(root: unknown, target: ManifestTarget, source: string): C
   const command = listItems(container, "command", name, source);
   const args = listItems(container, "args", name, source);
   const executable = command.items[0]?.text;
-  if (executable !== undefined && SHELLS.has(executable)) {
+  if (executable !== undefined && SHELLS.includes(executable)) {
     throw new ManifestFlagError(`${source}: container "${name}" starts its component through "${executable}"; flags inside a shell string cannot be edited safely, edit them by hand`);
   }
   // command[0] is the executable; the kubelet passes command[1:] + args as the component's arguments.

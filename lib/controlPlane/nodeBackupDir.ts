@@ -16,3 +16,9 @@ export function checkRunId(runId: string, field = "runId"): string {
 export function nodeBackupDir(runId: string): string {
   return `${BACKUP_ROOT}/${checkRunId(runId)}`;
 }
+
+/**
+ * Where a run holds static-pod manifests it stopped: beside the manifests directory (one filesystem, so the move is
+ * a rename), outside it (the kubelet would run them there).
+ */
+export const heldManifestsDir = (runId: string) => `/etc/kubernetes/cidr-migration-held/${checkRunId(runId)}`;

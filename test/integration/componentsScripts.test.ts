@@ -18,7 +18,10 @@ import * as https from "https";
 import * as path from "path";
 import { parse, parseDocument } from "yaml";
 import { readFlags } from "../../lib/controlPlane/manifestFlags";
+import { withExistingClusterFlags } from "../../lib/controlPlane/etcdMemberReplace";
+import { etcdCleanStart } from "../../lib/remote/scripts/etcdCleanStart";
 import { flagEditStep } from "../../lib/remote/scripts/flagEditStep";
+import { guardedManifestEdit, NOT_HEALTHY_RESTORED } from "../../lib/remote/scripts/guardedManifestEdit";
 import { renewApiserverCert } from "../../lib/remote/scripts/renewApiserverCert";
 import { freePort } from "../testbed/etcd";
 import { kubeadmControlPlane } from "../testbed/kubeadmControlPlane";
@@ -239,15 +242,90 @@ for (const source of NODE_SOURCES) describe(`flagEditStep in a sandbox root with
     assert.equal(kubelet.restarts, restarts, "the second run restarted KCM");
   });
 
-  it("restores the previous manifest and exits 1 when KCM does not come up healthy with the new flags", async () => {
+  it("restores the previous manifest and exits with its own status when KCM does not come up healthy with the new flags", async () => {
     // Like the real KCM with Nodes outside its range: unhealthy as soon as it runs the new --cluster-cidr.
     const { root, step } = await setup((argv) => !argv.includes("--cluster-cidr=10.48.0.0/16"));
     const result = await run(step.script.replace("readonly TIMEOUT=20", "readonly TIMEOUT=3"));
-    assert.equal(result.status, 1);
+    assert.equal(result.status, NOT_HEALTHY_RESTORED, "the exit a caller may answer with a fallback");
     assert.match(result.stderr, /kube-controller-manager did not become healthy with the new \/etc\/kubernetes\/manifests\/kube-controller-manager\.yaml; the previous manifest is back in place/);
     assert.equal(fs.readFileSync(path.join(root, KCM_PATH), "utf8"), KCM, "the old manifest is back, byte for byte");
     assert.equal(fs.readFileSync(path.join(root, BACKUP_DIR, "failed", KCM_PATH), "utf8"), step.newContent, "the failed manifest is kept for the post-mortem");
     assert.match(result.stdout, /kube-controller-manager is healthy and runs with --cluster-cidr=10\.244\.0\.0\/16/, "the restore was checked against the old flags");
+  });
+});
+
+describe("etcd's address edit, and its clean start after its member was replaced, in a sandbox root with a simulated kubelet (issue 16)", function () {
+  this.timeout(120_000);
+  const ETCD_PATH = "/etc/kubernetes/manifests/etcd.yaml";
+  const HELD_DIR = "/etc/kubernetes/cidr-migration-held/2024-05-01";
+  const ETCD = fs.readFileSync(path.join(FIXTURES, "manifests", "v1.29-single-cp-etcd.yaml"), "utf8");
+  const MOVED = ETCD.replaceAll("192.37.70.3", "192.37.70.33");
+  const CLEAN_START = withExistingClusterFlags(MOVED, "cp-1=https://192.37.70.1:2380,controlplane=https://192.37.70.33:2380");
+  let kubelet: SimulatedKubelet | undefined;
+  after(async () => kubelet?.stop());
+
+  it("the edit fails on the member's data and puts the old manifest back (its own exit); the clean start sets the data aside, starts on the replacement's manifest, then only waits; the edit then counts it done", async () => {
+    const { root, tls } = await controlPlaneRoot();
+    fs.writeFileSync(path.join(root, ETCD_PATH), ETCD, { mode: 0o600 });
+    // the member's data without its WAL: it runs at the old address, and cannot restart at the new one
+    fs.mkdirSync(path.join(root, "var/lib/etcd/member/snap"), { recursive: true });
+    fs.writeFileSync(path.join(root, "var/lib/etcd/member/snap/db"), "the removed member's data");
+    const port = await freePort();
+    const healthUrl = `https://127.0.0.1:${port}/healthz`;
+    const atNewAddress = "--advertise-client-urls=https://192.37.70.33:2379";
+    kubelet = new SimulatedKubelet(root, ETCD_PATH, port, (argv) => !argv.includes(atNewAddress) || !fs.existsSync(path.join(root, "var/lib/etcd/member")), tls);
+    kubelet.start();
+    await kubelet.waitRunning();
+    const wait = { url: healthUrl, expectFlags: [atNewAddress], timeoutSeconds: 3 };
+    const edit = guardedManifestEdit({ path: ETCD_PATH, currentContent: ETCD, newContent: MOVED, backupDir: BACKUP_DIR, doneContent: CLEAN_START, wait: { component: "etcd", ...wait }, root });
+    const cleanStart = etcdCleanStart({ path: ETCD_PATH, heldDir: HELD_DIR, heldContents: [ETCD, MOVED], newContent: CLEAN_START, dataDir: "/var/lib/etcd", backupDir: BACKUP_DIR, wait, root });
+    shellcheck("etcd edit", edit);
+    shellcheck("etcd clean start", cleanStart);
+
+    const failed = await run(edit);
+    assert.equal(failed.status, NOT_HEALTHY_RESTORED, failed.stderr);
+    assert.match(failed.stderr, /etcd did not become healthy with the new .*etcd\.yaml; the previous manifest is back in place/);
+    assert.equal(fs.readFileSync(path.join(root, ETCD_PATH), "utf8"), ETCD, "the old manifest is back");
+
+    const started = await run(cleanStart);
+    assert.equal(started.status, 0, started.stderr);
+    assert.equal(fs.readFileSync(path.join(root, ETCD_PATH), "utf8"), CLEAN_START);
+    assert.equal(fs.existsSync(path.join(root, "var/lib/etcd/member")), false, "etcd starts from an empty data dir");
+    assert.equal(fs.readFileSync(path.join(root, BACKUP_DIR, "etcd-data-of-the-replaced-member/snap/db"), "utf8"), "the removed member's data", "the old data is kept");
+    assert.deepEqual(fs.readdirSync(path.join(root, HELD_DIR)), [], "nothing left held");
+    assert.match(started.stdout, /moved the removed member's data .* aside/);
+
+    const before = treeHash(root);
+    const restarts = kubelet.restarts;
+    const again = await run(cleanStart);
+    assert.equal(again.status, 0, again.stderr);
+    assert.match(again.stdout, /is the replacement member's already/);
+    const editAgain = await run(edit);
+    assert.equal(editAgain.status, 0, editAgain.stderr);
+    assert.match(editAgain.stdout, /is the manifest an earlier run started etcd from; waiting for it/);
+    assert.equal(treeHash(root), before, "neither re-run changed the node");
+    assert.equal(kubelet.restarts, restarts, "nor restarted etcd");
+  });
+
+  it("the clean start refuses a manifest this run neither read nor wrote, before it stops etcd or touches its data", async () => {
+    const { root, tls } = await controlPlaneRoot();
+    const foreign = ETCD.replace("--data-dir=/var/lib/etcd", "--data-dir=/var/lib/etcd-other");
+    fs.writeFileSync(path.join(root, ETCD_PATH), foreign, { mode: 0o600 });
+    fs.mkdirSync(path.join(root, "var/lib/etcd/member"), { recursive: true });
+    const port = await freePort();
+    const own = new SimulatedKubelet(root, ETCD_PATH, port, () => true, tls);
+    own.start();
+    await own.waitRunning();
+    try {
+      const result = await run(etcdCleanStart({ path: ETCD_PATH, heldDir: HELD_DIR, heldContents: [ETCD, MOVED], newContent: CLEAN_START, dataDir: "/var/lib/etcd", backupDir: BACKUP_DIR, wait: { url: `https://127.0.0.1:${port}/healthz`, expectFlags: ["--advertise-client-urls=https://192.37.70.33:2379"], timeoutSeconds: 3 }, root }));
+      assert.equal(result.status, 1);
+      assert.match(result.stderr, /is not a manifest this run wrote or read/);
+      assert.ok(fs.existsSync(path.join(root, "var/lib/etcd/member")), "the data stays");
+      assert.equal(fs.readFileSync(path.join(root, ETCD_PATH), "utf8"), foreign, "the manifest stays in place");
+      assert.equal(fs.readdirSync(path.join(root, "proc")).length, 1, "etcd still runs: it was never stopped");
+    } finally {
+      await own.stop();
+    }
   });
 });
 

@@ -1,7 +1,8 @@
 /**
  * stopStaticPods: stops control-plane components the way kubeadm's docs stop a static pod: each manifest is moved
  * out of the kubelet's manifests directory into `heldDir`, and the script waits until no process of it is left.
- * Used by services.strategy etcd-rewrite, which may write etcd only while no apiserver serves it.
+ * Used by services.strategy etcd-rewrite, which may write etcd only while no apiserver serves it, and by an etcd
+ * member's clean start after its replacement (etcdCleanStart).
  *
  * Input: `{ components, heldDir, manifestsDir?, timeoutSeconds?, root? }`.
  * - `heldDir`: where the manifests wait (kept off the manifests directory: the kubelet would run them there).
@@ -19,8 +20,12 @@ import { nodePath, notInside, positiveInteger } from "./inputs";
 import { pidsOf, sha256Of } from "./shellFunctions";
 import { COMPONENTS, ControlPlaneComponent } from "./waitComponentHealthy";
 
+/** What the stop can hold: the rewrite's two components, and etcd for its clean start (etcdCleanStart). */
+export const STOPPABLE = [...COMPONENTS, "etcd"] as const;
+export type StoppableComponent = ControlPlaneComponent | "etcd";
+
 export interface StopStaticPodsInput extends SandboxRoot {
-  components: readonly ControlPlaneComponent[];
+  components: readonly StoppableComponent[];
   heldDir: string;
   manifestsDir?: string;
   timeoutSeconds?: number;
@@ -33,8 +38,8 @@ export function stopStaticPods(input: StopStaticPodsInput): string {
   const manifestsDir = nodePath(input.manifestsDir ?? "/etc/kubernetes/manifests", "manifestsDir");
   notInside(heldDir, "heldDir", manifestsDir, "manifestsDir");
   notInside(manifestsDir, "manifestsDir", heldDir, "heldDir");
-  if (input.components.length === 0 || input.components.some((c) => !COMPONENTS.includes(c))) {
-    throw new Error(`components must list some of ${COMPONENTS.join(", ")}; got ${JSON.stringify(input.components)}`);
+  if (input.components.length === 0 || input.components.some((c) => !STOPPABLE.includes(c))) {
+    throw new Error(`components must list some of ${STOPPABLE.join(", ")}; got ${JSON.stringify(input.components)}`);
   }
   const timeout = positiveInteger(input.timeoutSeconds ?? 120, "timeoutSeconds");
   const killAfter = positiveInteger(input.killAfterSeconds ?? 5, "killAfterSeconds");

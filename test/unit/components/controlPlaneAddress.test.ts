@@ -112,7 +112,7 @@ describe("ControlPlaneAddress (mocked engine): a control-plane node's address ch
     assert.equal(quorum.type, "pulumi-nodejs:dynamic/cidr-migration:EtcdPeerMove");
     const handoff = step(graph, "cp-2", "etcd-handoff");
     assert.deepEqual([quorum.inputs.step, peer.inputs.step, handoff.inputs.step], ["check", "move", "handoff"]);
-    for (const r of [quorum, peer, handoff]) {
+    for (const r of [quorum, peer, handoff, step(graph, "cp-2", "etcd")]) {
       assert.deepEqual([r.inputs.member, r.inputs.from, r.inputs.to], ["cp-2", OLD["cp-2"], NEW["cp-2"]]);
       for (const key of ["caCert", "cert", "key"]) assert.ok(isWireSecret(r.rawInputs[key]), `${r.name} ${key} is a secret`);
     }
@@ -129,10 +129,13 @@ describe("ControlPlaneAddress (mocked engine): a control-plane node's address ch
     for (const p of ["/etc/kubernetes/kubelet.conf", "/var/lib/kubelet/kubeadm-flags.env"]) assert.ok(kubelet.includes(base64Of(moved(p))), `${p} written at the new address`);
     assert.match(kubelet, /systemctl restart kubelet/);
     assert.doesNotMatch(kubelet, /wait_restarted/);
-    const etcd = step(graph, "cp-2", "etcd").inputs.script as string;
-    assert.ok(etcd.includes(base64Of(moved("/etc/kubernetes/manifests/etcd.yaml"))), "the etcd manifest at the new address");
-    assert.match(etcd, /http:\/\/127\.0\.0\.1:2381\/readyz/);
-    assert.match(etcd, /--advertise-client-urls=https:\/\/192\.37\.80\.3:2379/);
+    // etcd restarts through its own provider, which builds the edit and, where the member cannot come back, its replacement
+    const etcd = step(graph, "cp-2", "etcd");
+    assert.equal(etcd.type, "pulumi-nodejs:dynamic/cidr-migration:EtcdMemberRestart");
+    assert.deepEqual(etcd.inputs.manifest, { path: "/etc/kubernetes/manifests/etcd.yaml", current: files.get("/etc/kubernetes/manifests/etcd.yaml"), next: moved("/etc/kubernetes/manifests/etcd.yaml") });
+    assert.deepEqual([etcd.inputs.member, etcd.inputs.from, etcd.inputs.to, etcd.inputs.healthUrl], ["cp-2", OLD["cp-2"], NEW["cp-2"], "http://127.0.0.1:2381/readyz"]);
+    assert.match(etcd.inputs.heldDir as string, /^\/etc\/kubernetes\/cidr-migration-held\//);
+    assert.match(etcd.inputs.backupDir as string, /^\/var\/lib\/cidr-migration\/backup\//);
     const apiserver = step(graph, "cp-2", "apiserver").inputs.script as string;
     assert.ok(apiserver.includes(base64Of(moved("/etc/kubernetes/manifests/kube-apiserver.yaml"))), "the apiserver manifest at the new address");
     assert.match(apiserver, /--advertise-address=192\.37\.80\.3/);
@@ -148,7 +151,7 @@ describe("ControlPlaneAddress (mocked engine): a control-plane node's address ch
     }
     assert.ok(components.indexOf(base64Of(moved("/etc/kubernetes/scheduler.conf"))) < components.indexOf("COMPONENT='kube-controller-manager'"), "the kubeconfigs first");
     assert.doesNotMatch(components, /systemctl/);
-    for (const name of ["kubelet", "etcd", "apiserver", "components", "address-add", "address-remove-old", "certs-both", "certs-new"]) shellcheck(`cp-2 ${name}`, step(graph, "cp-2", name).inputs.script);
+    for (const name of ["kubelet", "apiserver", "components", "address-add", "address-remove-old", "certs-both", "certs-new"]) shellcheck(`cp-2 ${name}`, step(graph, "cp-2", name).inputs.script);
   });
 
   it("re-issues the certificates with both addresses, then with the new one only, keeping the extra apiserver SANs", () => {
