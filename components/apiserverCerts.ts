@@ -1,13 +1,14 @@
 /**
  * ApiserverCerts: re-issues each control-plane node's apiserver serving certificate with the new `kubernetes`
- * Service IP (first address of the new Service range) as a SAN, one node at a time, and restarts the apiserver.
+ * Service IP (first address of the new Service range) as a SAN, one node at a time, and has the apiserver serve it.
  *
  * Per node: `read` kube-apiserver.yaml (its --advertise-address and --secure-port are SANs/ports kubeadm needs)
  * → `renew` (lib/remote/scripts/renewApiserverCert): old apiserver.crt/key moved aside and kept under
  * <backupDir>/apiserver-cert/previous, `kubeadm init phase certs apiserver --config <file>`, the new certificate
- * checked with openssl (new IP present, every old SAN kept, signed by ca.crt, matches its key), the apiserver
- * restarted by moving its manifest out and back (kubeadm's documented way for static pods), then checked healthy
- * and serving the new certificate. Any check failing puts the old pair back and fails the step.
+ * checked with openssl (new IP present, every old SAN kept, signed by ca.crt, matches its key), then served: the
+ * apiserver reloads changed certificate files itself, so it keeps running; only one that has not reloaded within
+ * about a minute is restarted, by moving its manifest out and back (kubeadm's documented way for static pods), and
+ * checked healthy. Any check failing puts the old pair back and fails the step.
  *
  * The config file is the cluster's own ClusterConfiguration (kube-system/kubeadm-config, see lib/controlPlane/kubeadmCertConfig
  * for why), with the new serviceSubnet; by default the OLD kubernetes Service IP stays a SAN too, because running

@@ -140,19 +140,28 @@ export function withExistingClusterFlags(manifest: string, initialCluster: strin
   return setFlags(manifest, { "initial-cluster": initialCluster, "initial-cluster-state": "existing" }, { container: "etcd", source }).text;
 }
 
-/** AnswersAt through `clientFor`: a status from any of the URLs within `withinMs`; a client that cannot dial answers no. */
-export function answersWithin(clientFor: (urls: string[]) => Etcd3, withinMs = 5000): AnswersAt {
+/**
+ * AnswersAt through `clientFor`: a status from one of the URLs twice, `apartMs` apart, each within `withinMs`. Twice,
+ * because a crash-looping etcd serves for a moment between its start and its panic; a client that cannot dial
+ * answers no.
+ */
+export function answersWithin(clientFor: (urls: string[]) => Etcd3, withinMs = 5000, apartMs = 2000): AnswersAt {
+  const statusFrom = async (url: string) => {
+    const client = clientFor([url]);
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), withinMs)));
+      return await Promise.race([client.maintenance.status().then(() => true, () => false), timeout]);
+    } finally {
+      clearTimeout(timer);
+      client.close();
+    }
+  };
   return async (clientUrls) => {
     for (const url of clientUrls) {
-      const client = clientFor([url]);
-      let timer: NodeJS.Timeout | undefined;
-      try {
-        const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), withinMs)));
-        if (await Promise.race([client.maintenance.status().then(() => true, () => false), timeout])) return true;
-      } finally {
-        clearTimeout(timer);
-        client.close();
-      }
+      if (!(await statusFrom(url))) continue;
+      await sleep(apartMs);
+      if (await statusFrom(url)) return true;
     }
     return false;
   };

@@ -100,6 +100,8 @@ function treeHash(root: string): string {
 
 interface Running {
   pid: number;
+  /** the certificate files it serves, and their content when it (re)loaded them */
+  tls?: { certFile: string; keyFile: string; loaded: string };
   argv: string[];
   server?: https.Server;
 }
@@ -109,6 +111,7 @@ interface Running {
  * restarts the "process" (new /proc entry with the manifest's argv, new HTTPS server with the certificate files
  * named by the manifest's --tls-cert-file/--tls-private-key-file, or `defaultTls`); a missing manifest stops it.
  * `healthy(argv)` decides what /healthz answers, so a test can make a component fail with certain flags.
+ * `reloadsCertificates`: it serves changed certificate files without a restart, as kube-apiserver does.
  */
 class SimulatedKubelet {
   private running?: Running;
@@ -123,6 +126,7 @@ class SimulatedKubelet {
     private readonly port: number,
     private readonly healthy: (argv: string[]) => boolean,
     private readonly defaultTls: { cert: string; key: string },
+    private readonly reloadsCertificates = false,
   ) {}
 
   start(): void {
@@ -147,6 +151,27 @@ class SimulatedKubelet {
     await new Promise<void>((resolve) => (current.server ? current.server.close(() => resolve()) : resolve()));
   }
 
+  private tlsContent(certFile: string, keyFile: string): string {
+    try {
+      return fs.readFileSync(certFile, "utf8") + fs.readFileSync(keyFile, "utf8");
+    } catch {
+      return ""; // between a file's removal and its new content
+    }
+  }
+
+  private reloadCertificates(): void {
+    const tls = this.running?.tls;
+    if (!this.reloadsCertificates || !tls || !this.running?.server) return;
+    const now = this.tlsContent(tls.certFile, tls.keyFile);
+    if (now === "" || now === tls.loaded) return;
+    try {
+      this.running.server.setSecureContext({ cert: fs.readFileSync(tls.certFile), key: fs.readFileSync(tls.keyFile) });
+      tls.loaded = now;
+    } catch {
+      // a pair half-written (the new certificate, the old key): the next sync loads it whole
+    }
+  }
+
   private argvOf(text: string): string[] {
     const container = (parse(text) as { spec: { containers: Array<{ command?: string[]; args?: string[] }> } }).spec.containers[0];
     return [...(container.command ?? []), ...(container.args ?? [])];
@@ -159,7 +184,10 @@ class SimulatedKubelet {
       const file = path.join(this.root, this.manifestPath);
       const text = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : undefined;
       const argv = text === undefined ? undefined : this.argvOf(text);
-      if (JSON.stringify(argv) === JSON.stringify(this.running?.argv)) return;
+      if (JSON.stringify(argv) === JSON.stringify(this.running?.argv)) {
+        this.reloadCertificates();
+        return;
+      }
       await this.kill();
       if (!argv) return;
       this.restarts++;
@@ -179,7 +207,7 @@ class SimulatedKubelet {
       const pid = this.nextPid++;
       fs.mkdirSync(path.join(this.root, "proc", String(pid)), { recursive: true });
       fs.writeFileSync(path.join(this.root, "proc", String(pid), "cmdline"), argv.join("\0") + "\0");
-      this.running = { pid, argv, server };
+      this.running = { pid, argv, server, tls: { certFile, keyFile, loaded: this.tlsContent(certFile, keyFile) } };
     } finally {
       this.busy = false;
     }
@@ -340,7 +368,7 @@ for (const source of NODE_SOURCES) describe(`renewApiserverCert in a sandbox roo
    * A control-plane node: CA + an apiserver cert for the OLD range (the SANs kubeadm gives it), the manifest and the
    * kubeadm-config text: made here after the fixtures, or all written by this version's kubeadm.
    */
-  async function node(extraOldSans: string[] = []) {
+  async function node(extraOldSans: string[] = [], reloadsCertificates = false) {
     const { root, tls } = await controlPlaneRoot();
     const pkiDir = path.join(root, "etc/kubernetes/pki");
     let apiserverManifest = APISERVER;
@@ -364,7 +392,7 @@ for (const source of NODE_SOURCES) describe(`renewApiserverCert in a sandbox roo
     const port = await freePort();
     const manifest = apiserverManifest.replace("--secure-port=6443", `--secure-port=${port}`).replace("--service-cluster-ip-range=10.96.0.0/12", "--service-cluster-ip-range=10.112.0.0/12");
     fs.writeFileSync(path.join(root, APISERVER_PATH), manifest, { mode: 0o600 });
-    const kubelet = new SimulatedKubelet(root, APISERVER_PATH, port, () => true, tls);
+    const kubelet = new SimulatedKubelet(root, APISERVER_PATH, port, () => true, tls, reloadsCertificates);
     kubelets.push(kubelet);
     kubelet.start();
     await kubelet.waitRunning();
@@ -380,6 +408,8 @@ for (const source of NODE_SOURCES) describe(`renewApiserverCert in a sandbox roo
       health: { url: `https://127.0.0.1:${port}/healthz`, expectFlags: ["--service-cluster-ip-range=10.112.0.0/12"], timeoutSeconds: 30 },
       kubeadm,
       timeoutSeconds: 30,
+      // the stand-in apiserver reloads nothing unless asked to: its restart follows soon
+      reloadWaitSeconds: 3,
       root,
     });
   }
@@ -417,6 +447,18 @@ for (const source of NODE_SOURCES) describe(`renewApiserverCert in a sandbox roo
     assert.match(again.stdout, /already serves the new certificate; no restart needed/);
     assert.equal(treeHash(root), hash, "the second run changed the node");
     assert.equal(kubelet.restarts, restarts);
+  });
+
+  it("does not restart an apiserver that reloads its new certificate itself, as kube-apiserver does", async () => {
+    const { root, pkiDir, port, kubelet, clusterConfiguration } = await node([], true);
+    const restarts = kubelet.restarts;
+    const result = await run(script(root, port, realKubeadm(), clusterConfiguration));
+    assert.equal(result.status, 0, `${result.stdout}\n${result.stderr}`);
+    // served as soon as issued or a moment later, depending on when the stand-in noticed the files
+    assert.match(result.stdout, /(already serves|reloaded) the new certificate( itself)?; no restart needed/);
+    assert.equal(kubelet.restarts, restarts, "the apiserver was not restarted");
+    assert.ok(fs.existsSync(path.join(root, APISERVER_PATH)), "its manifest never left");
+    assert.ok(sans(fs.readFileSync(path.join(pkiDir, "apiserver.crt"), "utf8")).includes("IP Address:10.112.0.1"));
   });
 
   it("refuses, with real kubeadm, a new certificate that would lose a SAN the old one had (added by hand, not in kubeadm-config)", async () => {

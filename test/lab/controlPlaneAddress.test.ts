@@ -5,7 +5,9 @@
 // /readyz. Afterwards: every acknowledged write is there and none was refused (quorum held), the member at its new
 // peer URL with its old ID, the certificates (openssl) name the new address and not the old one, the Node and its
 // host-network pods at the new address, the old address gone from the node; a second `up` changes nothing.
-// Needs root and the node builds (about 15 min cold); about 6 minutes. Not part of `npm test`.
+// A second case loses cp-3's etcd WAL before the run: the restart on its data fails, and the member is replaced
+// (removed, added at the new address, started from a clean data dir) with the same checks.
+// Needs root and the node builds (about 15 min cold); about 6 minutes per case. Not part of `npm test`.
 import { strict as assert } from "assert";
 import { spawnSync } from "child_process";
 import * as fs from "fs";
@@ -66,7 +68,17 @@ function openssl(args: string[]): string {
   return r.stdout;
 }
 
-describe("control-plane node address change on real kubeadm nodes, through the real engine (issue 16)", function () {
+/**
+ * The two ways etcd follows: in place (`member update`, the member keeps its ID and data), and the fallback where
+ * the member cannot come back on its data (its WAL deleted under the running etcd before the run: it serves until
+ * its restart, then panics): removed, added again at the new address, started from a clean data dir.
+ */
+const CASES = [
+  { title: "", loseEtcdWal: false },
+  { title: ", its etcd data unable to restart it: the member replaced", loseEtcdWal: true },
+];
+
+for (const { title, loseEtcdWal } of CASES) describe(`control-plane node address change on real kubeadm nodes, through the real engine (issue 16)${title}`, function () {
   this.timeout(40 * 60_000);
   let lab: LabInfo;
   let stack: EngineStack;
@@ -105,6 +117,7 @@ describe("control-plane node address change on real kubeadm nodes, through the r
     const clusterConfiguration = JSON.parse(kubectl(["-n", "kube-system", "get", "configmap", "kubeadm-config", "-o", "json"])).data.ClusterConfiguration as string;
     const etcd = new Etcd3(etcdClientOptions(endpoints, tls));
     const idBefore = (await etcd.cluster.memberList({})).members.find((m) => m.name === MOVED)!.ID;
+    if (loseEtcdWal) inNode(MOVED, ["rm", "-rf", "/var/lib/etcd/member/wal"], SITE);
 
     const program = async () => {
       new ControlPlaneAddress("control-plane-address", {
@@ -117,6 +130,8 @@ describe("control-plane node address change on real kubeadm nodes, through the r
         etcd: { endpoints, ...tls },
         serviceSubnet: "10.96.0.0/12",
         clusterConfiguration,
+        // the fallback waits this long for etcd on its data before replacing the member
+        ...(loseEtcdWal ? { healthTimeoutSeconds: 120 } : {}),
       });
       return {};
     };
@@ -143,8 +158,9 @@ describe("control-plane node address change on real kubeadm nodes, through the r
     assert.equal(up!.exitCode, 0, `pulumi up failed:\n${up!.stdout.slice(-6000)}${up!.stderr.slice(-3000)}`);
     // where a restart's time went: each step's last notes (the wait says when the old process was gone)
     const state = await stack.exportState();
+    const outputsOf = (stepName: string) => state.resources.find((r) => r.urn.endsWith(`::control-plane-address-${MOVED}-${stepName}`))?.outputs ?? {};
     for (const stepName of ["kubelet", "etcd", "apiserver", "components"]) {
-      const stdout = String(state.resources.find((r) => r.urn.endsWith(`::control-plane-address-${MOVED}-${stepName}`))?.outputs?.stdout ?? "");
+      const stdout = String(outputsOf(stepName).stdout ?? outputsOf(stepName).log ?? "");
       console.log(`      ${stepName}: ${stdout.trim().split("\n").slice(-2).join(" | ")}`);
     }
 
@@ -155,7 +171,15 @@ describe("control-plane node address change on real kubeadm nodes, through the r
       const stored = new Set(await viaMoved.getAll().prefix("writer/").keys());
       assert.deepEqual(writer.acknowledged.filter((k) => !stored.has(k)), [], "every acknowledged write is there, read through the moved member");
       const member = (await viaMoved.cluster.memberList({})).members.find((m) => m.name === MOVED)!;
-      assert.equal(member.ID, idBefore, "the member kept its ID (member update, not remove and add)");
+      if (loseEtcdWal) {
+        assert.deepEqual([outputsOf("etcd").action, outputsOf("etcd").memberId], ["replaced", member.ID]);
+        assert.notEqual(member.ID, idBefore, "a new member (removed and added)");
+        assert.equal(await viaMoved.get(`/cidr-migration/etcd-member-replace/${MOVED}`).string(), null, "no replacement left under way");
+        assert.match(inNode(MOVED, ["ls", "/var/lib/cidr-migration/backup/cp-address-lab/etcd-data-of-the-replaced-member"], SITE), /snap/, "the replaced member's data kept in the run's backup");
+      } else {
+        assert.equal(outputsOf("etcd").action, "restarted");
+        assert.equal(member.ID, idBefore, "the member kept its ID (member update, not remove and add)");
+      }
       assert.deepEqual(member.peerURLs, [`https://${to}:2380`]);
       assert.deepEqual(member.clientURLs, [`https://${to}:2379`]);
     } finally {

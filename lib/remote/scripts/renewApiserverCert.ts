@@ -18,10 +18,12 @@
  *    generated config, run `kubeadm init phase certs apiserver --config <file>`. Then check with openssl: the new
  *    IP is a SAN (`openssl x509 -noout -ext subjectAltName`), every old SAN is still there (minus droppedSans),
  *    the certificate verifies against ca.crt and matches its key. Any failure puts the previous pair back and exits 1.
- * 2. Restart, unless the apiserver already serves a certificate with the new IP: as kubeadm's certificate docs
- *    say for static pods, move kube-apiserver.yaml out of the manifests directory, wait until no kube-apiserver
- *    process is left, move it back (atomically, with a trap so an error never leaves it out), then wait until the
- *    apiserver is healthy with its flags and serves the new certificate.
+ * 2. Wait up to `reloadWaitSeconds` (default 70) for the apiserver to serve the new certificate by itself: it
+ *    watches its --tls-cert-file and --tls-private-key-file and reloads them when they change (and once a minute),
+ *    so it needs no restart and the API stays up. Only if it does not: as kubeadm's certificate docs say for static
+ *    pods, move kube-apiserver.yaml out of the manifests directory, wait until no kube-apiserver process is left,
+ *    move it back (atomically, with a trap so an error never leaves it out), then wait until the apiserver is
+ *    healthy with its flags and serves the new certificate.
  */
 import { Address6 } from "ip-address";
 import { isIpAddress, normalizeIp } from "../../net/cidr";
@@ -46,6 +48,8 @@ export interface RenewApiserverCertInput extends SandboxRoot {
   kubeadm?: string;
   /** How long to wait for the old apiserver process to exit and for the new certificate to be served (default 120). */
   timeoutSeconds?: number;
+  /** How long the apiserver has to reload the new certificate itself before it is restarted (default 70: its resync is a minute). */
+  reloadWaitSeconds?: number;
 }
 
 /** How `openssl x509 -ext subjectAltName` prints an IP SAN: IPv6 uncompressed, upper-case, no leading zeros. */
@@ -68,6 +72,7 @@ export function renewApiserverCert(input: RenewApiserverCertInput): string {
   const servingAddress = matching(input.servingAddress ?? "127.0.0.1:6443", /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):[0-9]{1,5}$/, "servingAddress", "host:port such as 127.0.0.1:6443");
   const kubeadm = matching(input.kubeadm ?? "kubeadm", /^[A-Za-z0-9_./-]+$/, "kubeadm", "an executable name or path");
   const timeout = positiveInteger(input.timeoutSeconds ?? 120, "timeoutSeconds");
+  const reloadWait = positiveInteger(input.reloadWaitSeconds ?? 70, "reloadWaitSeconds");
   const dropped = [...(input.droppedSans ?? [])].map((san, i) => matching(san, /^(DNS|IP Address):[^\s,]+$/, `droppedSans[${i}]`, 'a SAN such as "IP Address:10.96.0.1"'));
   const config = kubeadmCertConfig({ ...input.certConfig, certificatesDir: `${root.replace(/\/+$/, "")}${pkiDir}` });
   const wait = waitComponentHealthy({ ...input.health, component: "kube-apiserver", root: input.root });
@@ -94,6 +99,7 @@ export function renewApiserverCert(input: RenewApiserverCertInput): string {
       readonly SERVING=${servingAddress}
       readonly KUBEADM=${kubeadm}
       readonly TIMEOUT=${timeout}
+      readonly RELOAD_WAIT=${reloadWait}
       readonly CONFIG_TEXT=${config}
       ${embedScript("WAIT_SCRIPT", wait)}
 
@@ -152,6 +158,15 @@ export function renewApiserverCert(input: RenewApiserverCertInput): string {
         note "the apiserver on $SERVING already serves the new certificate; no restart needed"
         exit 0
       fi
+      deadline=$((SECONDS + RELOAD_WAIT))
+      while [ "$SECONDS" -lt "$deadline" ]; do
+        sleep 1
+        if served_sans | grep -qxF -- "$NEW_IP_SAN"; then
+          note "the apiserver on $SERVING reloaded the new certificate itself; no restart needed"
+          exit 0
+        fi
+      done
+      note "the apiserver on $SERVING did not reload the new certificate within \${RELOAD_WAIT}s; restarting it"
       [ -f "$MANIFEST" ] || die "$MANIFEST is missing; cannot restart the apiserver"
       trap unpark EXIT
       mv -- "$MANIFEST" "$PARKED"
