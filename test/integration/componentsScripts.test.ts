@@ -434,6 +434,7 @@ for (const source of NODE_SOURCES) describe(`renewApiserverCert in a sandbox roo
     for (const san of sans(oldCert)) assert.ok(newSans.includes(san), `old SAN ${san} kept`);
     assert.equal(fs.readFileSync(path.join(root, BACKUP_DIR, "apiserver-cert/previous/apiserver.crt"), "utf8"), oldCert, "the old certificate is kept");
     assert.ok(fs.existsSync(path.join(root, BACKUP_DIR, "apiserver-cert/previous/apiserver.key")));
+    assert.ok(!fs.existsSync(path.join(root, BACKUP_DIR, "apiserver-cert/staging")), "the staging directory, with its copy of the CA key, is gone");
     assert.ok(kubelet.restarts > restartsBefore, "the apiserver was restarted");
     assert.match(result.stdout, /kube-apiserver restarted and serves IP Address:10\.112\.0\.1/);
     const verify = spawnSync("openssl", ["verify", "-CAfile", path.join(pkiDir, "ca.crt"), path.join(pkiDir, "apiserver.crt")], { encoding: "utf8" });
@@ -466,19 +467,20 @@ for (const source of NODE_SOURCES) describe(`renewApiserverCert in a sandbox roo
     const restarts = kubelet.restarts;
     const result = await run(script(root, port, realKubeadm(), clusterConfiguration));
     assert.equal(result.status, 1);
-    assert.match(result.stderr, /the new certificate lost SANs the old one had: IP Address:10\.0\.0\.250; the previous certificate is back in place/);
+    assert.match(result.stderr, /the new certificate lost SANs the old one had: IP Address:10\.0\.0\.250; the previous certificate stays in place/);
     assert.equal(fs.readFileSync(path.join(pkiDir, "apiserver.crt"), "utf8"), oldCert);
     assert.ok(sans(fs.readFileSync(path.join(root, BACKUP_DIR, "apiserver-cert/rejected-apiserver.crt"), "utf8")).includes("IP Address:10.112.0.1"), "kubeadm did issue a new-range cert; it was rejected for the lost SAN");
     assert.equal(kubelet.restarts, restarts);
   });
 
   /** A kubeadm that misbehaves: MODE=stale issues a cert without the new IP (as if it ignored the config), MODE=fail exits 1. */
-  function misbehavingKubeadm(mode: "stale" | "fail", pkiDir: string): string {
+  function misbehavingKubeadm(mode: "stale" | "fail"): string {
     const bin = path.join(tempDir("kubeadm-standin"), "kubeadm");
     fs.writeFileSync(bin, `#!/usr/bin/env bash
 set -euo pipefail
 [ "${mode}" = fail ] && { echo "error execution phase certs/apiserver: simulated failure" >&2; exit 1; }
-cd ${JSON.stringify(pkiDir)}
+# where kubeadm writes: the config's certificatesDir (init phase certs apiserver --config FILE)
+cd "$(sed -n 's/^certificatesDir: *//p' "$6")"
 openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out apiserver.key 2>/dev/null
 openssl req -new -key apiserver.key -subj /CN=kube-apiserver -out /tmp/$$.csr
 printf 'subjectAltName = DNS:kubernetes,IP:10.96.0.1\\n' > /tmp/$$.ext
@@ -493,14 +495,15 @@ rm -f /tmp/$$.csr /tmp/$$.ext
       const { root, pkiDir, port, oldCert, kubelet, clusterConfiguration } = await node();
       const oldKey = fs.readFileSync(path.join(pkiDir, "apiserver.key"), "utf8");
       const restarts = kubelet.restarts;
-      const result = await run(script(root, port, misbehavingKubeadm(mode, pkiDir), clusterConfiguration));
+      const result = await run(script(root, port, misbehavingKubeadm(mode), clusterConfiguration));
       assert.equal(result.status, 1);
       assert.match(result.stderr, mode === "stale"
-        ? /the new certificate lacks IP Address:10\.112\.0\.1 .*; the previous certificate is back in place/
-        : /kubeadm init phase certs apiserver failed; the previous certificate is back in place/);
+        ? /the new certificate lacks IP Address:10\.112\.0\.1 .*; the previous certificate stays in place/
+        : /kubeadm init phase certs apiserver failed; the previous certificate stays in place/);
       assert.equal(fs.readFileSync(path.join(pkiDir, "apiserver.crt"), "utf8"), oldCert);
       assert.equal(fs.readFileSync(path.join(pkiDir, "apiserver.key"), "utf8"), oldKey);
       assert.equal(kubelet.restarts, restarts, "a rejected certificate never restarts the apiserver");
+      assert.ok(!fs.existsSync(path.join(root, BACKUP_DIR, "apiserver-cert/staging/ca.key")), "no copy of the CA key is left behind");
       assert.ok(fs.existsSync(path.join(root, APISERVER_PATH)), "the manifest stays in place");
     });
   }
@@ -514,7 +517,7 @@ rm -f /tmp/$$.csr /tmp/$$.ext
     await pki.issue("apiserver", { commonName: "kube-apiserver", dnsNames: ["cp-1", "kubernetes"], ipAddresses: ["10.112.0.1", "10.96.0.1", "127.0.0.1", "192.168.1.105"], usage: "server" });
     fs.mkdirSync(path.join(root, "proc", "99"), { recursive: true });
     fs.writeFileSync(path.join(root, "proc", "99", "cmdline"), "/usr/local/bin/kube-apiserver\0--secure-port=1\0");
-    const text = script(root, port, misbehavingKubeadm("fail", pkiDir), clusterConfiguration).replace("readonly TIMEOUT=30", "readonly TIMEOUT=2");
+    const text = script(root, port, misbehavingKubeadm("fail"), clusterConfiguration).replace("readonly TIMEOUT=30", "readonly TIMEOUT=2");
     const result = await run(text);
     assert.equal(result.status, 1);
     assert.match(result.stdout, /already carries IP Address:10\.112\.0\.1; not re-issuing/);

@@ -14,7 +14,7 @@
 import { SandboxRoot, buildScript, hostPath, sh } from "../remoteScript";
 import { embedScript } from "./embedScript";
 import { nodePath, notInside } from "./inputs";
-import { sha256Of } from "./shellFunctions";
+import { sha256Of, writeHeldBack } from "./shellFunctions";
 import { stopStaticPods } from "./stopStaticPods";
 import { WaitComponentHealthyInput, waitComponentHealthy } from "./waitComponentHealthy";
 import { sha256HexOf } from "./writeManifest";
@@ -48,6 +48,7 @@ export function etcdCleanStart(input: EtcdCleanStartInput): string {
 
   return buildScript({ name: "etcd-clean-start", root: input.root }, [
     sha256Of,
+    writeHeldBack,
     sh`
       readonly MANIFEST=${hostPath(path)}
       readonly HELD=${hostPath(`${heldDir}/${path.split("/").pop()}`)}
@@ -80,13 +81,7 @@ export function etcdCleanStart(input: EtcdCleanStartInput): string {
           mv -- "$MEMBER_DIR" "$aside"
           note "moved the removed member's data $MEMBER_DIR aside to $aside (kept, never read again)"
         fi
-        tmp="$(dirname -- "$MANIFEST")/.$(basename -- "$MANIFEST").cidr-migration.tmp"
-        printf '%s' "$NEW_BASE64" | base64 -d > "$tmp"
-        [ "$(sha256_of "$tmp")" = "$NEW_SHA" ] || { rm -f -- "$tmp"; die "the new manifest did not decode to what was planned; etcd stays stopped, its manifest held in $HELD"; }
-        chown --reference="$HELD" -- "$tmp"
-        chmod --reference="$HELD" -- "$tmp"
-        mv -f -- "$tmp" "$MANIFEST"
-        rm -f -- "$HELD"
+        write_held_back "$HELD" "$MANIFEST" "$NEW_BASE64" "$NEW_SHA" || die "the new manifest did not decode to what was planned; etcd stays stopped, its manifest held in $HELD"
         note "wrote $MANIFEST for the replacement member; the kubelet starts etcd from an empty data dir"
       fi
       bash -c "$WAIT_SCRIPT" wait-component-healthy || die "etcd did not become healthy as the replacement member ($MANIFEST, an empty data dir). The other members keep quorum without it. Read its logs (crictl ps -a; crictl logs), fix, and re-run: the run goes on from here"

@@ -14,10 +14,12 @@
  *
  * Steps (each idempotent, so a re-run after any failure is safe):
  * 1. Issue, unless apiserver.crt already has the new IP: copy apiserver.crt/key to `<backupDir>/apiserver-cert/
- *    previous/` (first copy kept forever), remove them (kubeadm reuses an existing certificate), write the
- *    generated config, run `kubeadm init phase certs apiserver --config <file>`. Then check with openssl: the new
- *    IP is a SAN (`openssl x509 -noout -ext subjectAltName`), every old SAN is still there (minus droppedSans),
- *    the certificate verifies against ca.crt and matches its key. Any failure puts the previous pair back and exits 1.
+ *    previous/` (first copy kept forever), write the generated config, run `kubeadm init phase certs apiserver
+ *    --config <file>` into a staging directory beside the backup that holds only the CA (kubeadm would reuse an
+ *    existing certificate; the CA key's copy is removed as soon as kubeadm is done). Then check with openssl: the
+ *    new IP is a SAN (`openssl x509 -noout -ext subjectAltName`), every old SAN is still there (minus droppedSans),
+ *    the certificate verifies against ca.crt and matches its key; only then rename the pair into place, so the
+ *    files the apiserver watches are never missing. Any failure leaves the previous pair in place and exits 1.
  * 2. Wait up to `reloadWaitSeconds` (default 70) for the apiserver to serve the new certificate by itself: it
  *    watches its --tls-cert-file and --tls-private-key-file and reloads them when they change (and once a minute),
  *    so it needs no restart and the API stays up. Only if it does not: as kubeadm's certificate docs say for static
@@ -74,9 +76,9 @@ export function renewApiserverCert(input: RenewApiserverCertInput): string {
   const timeout = positiveInteger(input.timeoutSeconds ?? 120, "timeoutSeconds");
   const reloadWait = positiveInteger(input.reloadWaitSeconds ?? 70, "reloadWaitSeconds");
   const dropped = [...(input.droppedSans ?? [])].map((san, i) => matching(san, /^(DNS|IP Address):[^\s,]+$/, `droppedSans[${i}]`, 'a SAN such as "IP Address:10.96.0.1"'));
-  const config = kubeadmCertConfig({ ...input.certConfig, certificatesDir: `${root.replace(/\/+$/, "")}${pkiDir}` });
-  const wait = waitComponentHealthy({ ...input.health, component: "kube-apiserver", root: input.root });
   const work = `${backupDir}/apiserver-cert`;
+  const config = kubeadmCertConfig({ ...input.certConfig, certificatesDir: `${root.replace(/\/+$/, "")}${work}/staging` });
+  const wait = waitComponentHealthy({ ...input.health, component: "kube-apiserver", root: input.root });
 
   return buildScript({ name: "renew-apiserver-cert", root: input.root }, [
     backupOnce,
@@ -90,6 +92,7 @@ export function renewApiserverCert(input: RenewApiserverCertInput): string {
       readonly KEY="$PKI/apiserver.key"
       readonly WORK=${hostPath(work)}
       readonly PREVIOUS="$WORK/previous"
+      readonly STAGING="$WORK/staging"
       readonly CONFIG="$WORK/kubeadm-certs-config.yaml"
       readonly MANIFEST=${hostPath(`${manifestsDir}/kube-apiserver.yaml`)}
       readonly PARKED="$WORK/kube-apiserver.yaml.parked"
@@ -113,14 +116,10 @@ export function renewApiserverCert(input: RenewApiserverCertInput): string {
       without_dropped() {
         if [ "\${#DROPPED_SANS[@]}" -eq 0 ]; then cat; else grep -vxF -f <(printf '%s\n' "\${DROPPED_SANS[@]}") || true; fi
       }
-      restore_previous() {
-        cp -p -- "$PREVIOUS/apiserver.crt" "$CRT"
-        cp -p -- "$PREVIOUS/apiserver.key" "$KEY"
-      }
       reject() {
-        [ -f "$CRT" ] && cp -p -- "$CRT" "$WORK/rejected-apiserver.crt"
-        restore_previous
-        die "$1; the previous certificate is back in place (the rejected one is kept as $WORK/rejected-apiserver.crt)"
+        rm -f -- "$STAGING/ca.key"
+        [ -f "$STAGING/apiserver.crt" ] && cp -p -- "$STAGING/apiserver.crt" "$WORK/rejected-apiserver.crt"
+        die "$1; the previous certificate stays in place (the rejected one is kept as $WORK/rejected-apiserver.crt)"
       }
       unpark() {
         if [ -f "$PARKED" ] && [ ! -e "$MANIFEST" ]; then
@@ -142,15 +141,23 @@ export function renewApiserverCert(input: RenewApiserverCertInput): string {
       else
         backup_once "$CRT" "$PREVIOUS/apiserver.crt"
         backup_once "$KEY" "$PREVIOUS/apiserver.key"
-        rm -f -- "$CRT" "$KEY"
+        rm -rf -- "$STAGING"
+        (umask 077 && mkdir -p -- "$STAGING" && cp -- "$PKI/ca.crt" "$PKI/ca.key" "$STAGING/")
         (umask 077 && printf '%s' "$CONFIG_TEXT" > "$CONFIG")
         "$KUBEADM" init phase certs apiserver --config "$CONFIG" || reject "kubeadm init phase certs apiserver failed"
-        if [ ! -f "$CRT" ] || [ ! -f "$KEY" ]; then reject "kubeadm did not write $CRT and $KEY"; fi
-        sans_of "$CRT" | grep -qxF -- "$NEW_IP_SAN" || reject "the new certificate lacks $NEW_IP_SAN (it has: $(sans_of "$CRT" | paste -sd ' ' -))"
-        missing=$(comm -23 <(sans_of "$PREVIOUS/apiserver.crt") <(sans_of "$CRT") | without_dropped | paste -sd ' ' -)
+        rm -f -- "$STAGING/ca.key"
+        NEW_CRT="$STAGING/apiserver.crt"
+        NEW_KEY="$STAGING/apiserver.key"
+        if [ ! -f "$NEW_CRT" ] || [ ! -f "$NEW_KEY" ]; then reject "kubeadm did not write apiserver.crt and apiserver.key"; fi
+        sans_of "$NEW_CRT" | grep -qxF -- "$NEW_IP_SAN" || reject "the new certificate lacks $NEW_IP_SAN (it has: $(sans_of "$NEW_CRT" | paste -sd ' ' -))"
+        missing=$(comm -23 <(sans_of "$PREVIOUS/apiserver.crt") <(sans_of "$NEW_CRT") | without_dropped | paste -sd ' ' -)
         [ -z "$missing" ] || reject "the new certificate lost SANs the old one had: $missing"
-        openssl verify -CAfile "$PKI/ca.crt" "$CRT" > /dev/null || reject "the new certificate does not verify against $PKI/ca.crt"
-        [ "$(openssl x509 -noout -pubkey -in "$CRT" | sha256sum)" = "$(openssl pkey -pubout -in "$KEY" | sha256sum)" ] || reject "the new certificate does not match $KEY"
+        openssl verify -CAfile "$PKI/ca.crt" "$NEW_CRT" > /dev/null || reject "the new certificate does not verify against $PKI/ca.crt"
+        [ "$(openssl x509 -noout -pubkey -in "$NEW_CRT" | sha256sum)" = "$(openssl pkey -pubout -in "$NEW_KEY" | sha256sum)" ] || reject "the new certificate does not match its key"
+        # renamed into place with the old files' owner and mode: the apiserver's watch sees them replaced, never gone
+        replace_file "$NEW_KEY" "$KEY" "$KEY"
+        replace_file "$NEW_CRT" "$CRT" "$CRT"
+        rm -rf -- "$STAGING"
         note "issued $CRT with $NEW_IP_SAN (previous pair kept in $PREVIOUS)"
       fi
 

@@ -12,6 +12,9 @@
  * - `replace_file SRC TARGET [REFERENCE]` puts SRC's content at TARGET through a hidden temp file in TARGET's
  *   directory and a rename, with REFERENCE's owner and mode (default: TARGET's, or SRC's when TARGET is new). The kubelet ignores dot-files in the
  *   static-pod directory, and the rename is atomic, so it never starts a pod from a half-written manifest.
+ * - `write_held_back HELD MANIFEST BASE64 SHA` starts a held component on a new manifest: BASE64 decoded next to
+ *   MANIFEST, checked against SHA, given HELD's owner and mode, renamed into place, and HELD removed. Fails (1,
+ *   nothing written) when the content does not decode to SHA. Needs `sha256_of`.
  */
 import { ShellCode, sh } from "../remoteScript";
 
@@ -62,5 +65,18 @@ export const pidsOf: ShellCode = sh`
       [ "\${#argv[@]}" -gt 0 ] && [ "\${argv[0]##*/}" = "$1" ] && printf '%s\n' "\${pid##*/}"
     done
     return 0
+  }
+`;
+
+export const writeHeldBack: ShellCode = sh`
+  write_held_back() {
+    local held=$1 manifest=$2 content=$3 sha=$4 tmp
+    tmp="$(dirname -- "$manifest")/.$(basename -- "$manifest").cidr-migration.tmp"
+    printf '%s' "$content" | base64 -d > "$tmp"
+    [ "$(sha256_of "$tmp")" = "$sha" ] || { rm -f -- "$tmp"; return 1; }
+    chown --reference="$held" -- "$tmp"
+    chmod --reference="$held" -- "$tmp"
+    mv -f -- "$tmp" "$manifest"
+    rm -f -- "$held"
   }
 `;

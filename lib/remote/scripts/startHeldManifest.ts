@@ -14,7 +14,7 @@ import { FlagChange, FlagValue, ManifestFlagError, containerFor, expectedFlags, 
 import { SandboxRoot, buildScript, hostPath, sh } from "../remoteScript";
 import { embedScript } from "./embedScript";
 import { nodePath, notInside } from "./inputs";
-import { sha256Of } from "./shellFunctions";
+import { sha256Of, writeHeldBack } from "./shellFunctions";
 import { ControlPlaneComponent, waitComponentHealthy } from "./waitComponentHealthy";
 import { sha256HexOf } from "./writeManifest";
 
@@ -56,6 +56,7 @@ export function startHeldManifest(input: StartHeldManifestInput): StartHeldManif
   const newContent = Buffer.from(edit.text);
   const script = buildScript({ name: "start-held-manifest", root: input.root }, [
     sha256Of,
+    writeHeldBack,
     sh`
       readonly COMPONENT=${input.component}
       readonly MANIFEST=${hostPath(path)}
@@ -71,13 +72,7 @@ export function startHeldManifest(input: StartHeldManifestInput): StartHeldManif
         [ ! -e "$MANIFEST" ] || die "$MANIFEST is back but is not the planned manifest: something put a manifest in place while this run held $COMPONENT; compare it with $HELD, leave the held one there and remove $MANIFEST, then re-run"
         [ -f "$HELD" ] || die "$HELD is missing: $COMPONENT's held manifest is gone; put the manifest from the run's backup there, then re-run"
         [ "$(sha256_of "$HELD")" = "$HELD_SHA" ] || die "$HELD changed since it was read before the stop; put back the manifest from the run's backup, then re-run"
-        tmp="$(dirname -- "$MANIFEST")/.$(basename -- "$MANIFEST").cidr-migration.tmp"
-        printf '%s' "$NEW_BASE64" | base64 -d > "$tmp"
-        [ "$(sha256_of "$tmp")" = "$NEW_SHA" ] || { rm -f -- "$tmp"; die "the new manifest did not decode to what was planned; nothing was started"; }
-        chown --reference="$HELD" -- "$tmp"
-        chmod --reference="$HELD" -- "$tmp"
-        mv -f -- "$tmp" "$MANIFEST"
-        rm -f -- "$HELD"
+        write_held_back "$HELD" "$MANIFEST" "$NEW_BASE64" "$NEW_SHA" || die "the new manifest did not decode to what was planned; nothing was started"
         note "wrote $MANIFEST with the new flags; the kubelet starts $COMPONENT"
       fi
       bash -c "$WAIT_SCRIPT" wait-component-healthy || die "$COMPONENT did not become healthy on its new flags ($MANIFEST). etcd already holds the new addresses, so the old flags cannot come back alone: read its logs (crictl ps -a; crictl logs), fix and re-run, or undo the whole run with cidr-migration restore from the snapshot and the manifests in the run's backup"

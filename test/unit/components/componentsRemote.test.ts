@@ -251,7 +251,8 @@ describe("ApiserverCerts (under mocks)", () => {
     assert.equal(cluster.networking.serviceSubnet, "10.112.0.0/12");
     assert.equal(cluster.controlPlaneEndpoint, "192.168.1.105:6443");
     assert.deepEqual(cluster.apiServer.certSANs, ["10.96.0.1"]);
-    assert.equal(cluster.certificatesDir, "/etc/kubernetes/pki");
+    // kubeadm issues into a staging directory in the run's backup; the pair is renamed into /etc/kubernetes/pki once checked
+    assert.equal(cluster.certificatesDir, "/var/lib/cidr-migration/backup/2024-05-01/apiserver-cert/staging");
     assert.match(script, /readonly NEW_IP_SAN='IP Address:10\.112\.0\.1'/);
     assert.match(script, /readonly DROPPED_SANS=\(\)/);
     assert.match(script, /"\$KUBEADM" init phase certs apiserver --config "\$CONFIG"/);
