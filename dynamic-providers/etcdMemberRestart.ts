@@ -4,6 +4,7 @@ import { UserError } from "../lib/config/errors";
 import { etcdClientOptions, EtcdTlsMaterial } from "../lib/config/etcdClientOptions";
 import { answersWithin, clearMemberReplaceIntent, initialClusterWith, memberReplaceUnderway, peerUrlsAt, replaceEtcdMember, withExistingClusterFlags } from "../lib/controlPlane/etcdMemberReplace";
 import { EtcdPeerMove } from "../lib/controlPlane/etcdPeerMove";
+import { EtcdMemberArgs } from "./etcdPeerMove";
 import { readFlag } from "../lib/controlPlane/manifestFlags";
 import { endpointHost } from "../lib/net/cidr";
 import { runScriptOverSsh, SshTarget } from "../lib/remote/sshExec";
@@ -27,21 +28,13 @@ import { containsUnknown, isUnknown, requiredStrings, secretIfGiven, throwIfFail
  * nothing. The TLS material and the SSH key are inputs only, never outputs.
  */
 
-export interface EtcdMemberRestartArgs {
+/** etcd.yaml: its place, as read from the node, and as edited for the new address. */
+interface Manifest { path: string; current: string; next: string }
+
+export interface EtcdMemberRestartArgs extends EtcdMemberArgs {
   connection: SshConnection;
-  /** The stack's etcd client URLs (config etcd.endpoints) and TLS material. */
-  endpoints: pulumi.Input<pulumi.Input<string>[]>;
-  caCert?: pulumi.Input<string>;
-  cert?: pulumi.Input<string>;
-  key?: pulumi.Input<string>;
-  /** The member's name: kubeadm names it after the node. */
-  member: pulumi.Input<string>;
-  from: pulumi.Input<string>;
-  to: pulumi.Input<string>;
-  /** The migration run id: a new one runs the step again. */
-  runId: pulumi.Input<string>;
-  /** etcd.yaml: its place, as read from the node, and as edited for the new address; absent: nothing to change. */
-  manifest: pulumi.Input<{ path: string; current: string; next: string } | undefined>;
+  /** Absent: etcd.yaml names the old address nowhere, nothing to change. */
+  manifest: pulumi.Input<Manifest | undefined>;
   backupDir: string;
   heldDir: string;
   /** etcd's health URL and how long each start may take. */
@@ -49,8 +42,6 @@ export interface EtcdMemberRestartArgs {
   timeoutSeconds: number;
   root?: string;
 }
-
-interface Manifest { path: string; current: string; next: string }
 
 interface RestartInputs extends EtcdTlsMaterial {
   connection: SshTarget;

@@ -16,7 +16,8 @@ import { containsUnknown, requiredStrings, sameAsRecorded, secretIfGiven, throwI
  * stays where the node is. The TLS material is an input only, never in the outputs.
  */
 
-export interface EtcdPeerMoveArgs {
+/** Which member moves, and how to reach etcd: the arguments of every etcd step of a node's address change. */
+export interface EtcdMemberArgs {
   /** The stack's etcd client URLs (config etcd.endpoints). */
   endpoints: pulumi.Input<pulumi.Input<string>[]>;
   caCert?: pulumi.Input<string>;
@@ -28,6 +29,9 @@ export interface EtcdPeerMoveArgs {
   to: pulumi.Input<string>;
   /** The migration run id: a new one runs the step again. */
   runId: pulumi.Input<string>;
+}
+
+export interface EtcdPeerMoveArgs extends EtcdMemberArgs {
   /**
    * "check": only the quorum check, before anything on the node changes; "move" (default): the hand-off and the
    * update; "handoff": only the hand-off, before the node's old address goes (the member's own connections to its
