@@ -6,7 +6,8 @@
 // peer URL with its old ID, the certificates (openssl) name the new address and not the old one, the Node and its
 // host-network pods at the new address, the old address gone from the node; a second `up` changes nothing.
 // A second case loses cp-3's etcd WAL before the run: the restart on its data fails, and the member is replaced
-// (removed, added at the new address, started from a clean data dir) with the same checks.
+// (removed, added at the new address, started from a clean data dir), the first run cut by SIGKILL between the
+// remove and the add and the re-run finishing it, with the same checks.
 // Needs root and the node builds (about 15 min cold); about 6 minutes per case. Not part of `npm test`.
 import { strict as assert } from "assert";
 import { spawnSync } from "child_process";
@@ -17,6 +18,8 @@ import { performance } from "perf_hooks";
 import { Etcd3 } from "etcd3";
 import { ControlPlaneAddress } from "../../components/controlPlaneAddress";
 import { etcdClientOptions } from "../../lib/config/etcdClientOptions";
+import { MEMBER_REPLACE_PREFIX } from "../../lib/controlPlane/etcdMemberReplace";
+import { FAULT_ENV } from "../../lib/serviceMove/faultHook";
 import { EngineStack } from "../e2e/engineStack";
 import { startWriter, Writer } from "../support/etcdTrio";
 import { inNode } from "../testbed/nodes/inNode";
@@ -71,7 +74,8 @@ function openssl(args: string[]): string {
 /**
  * The two ways etcd follows: in place (`member update`, the member keeps its ID and data), and the fallback where
  * the member cannot come back on its data (its WAL deleted under the running etcd before the run: it serves until
- * its restart, then panics): removed, added again at the new address, started from a clean data dir.
+ * its restart, then panics): removed, added again at the new address, started from a clean data dir. That case's
+ * first run is cut between the member's remove and its add; the re-run finishes it.
  */
 const CASES = [
   { title: "", loseEtcdWal: false },
@@ -144,6 +148,23 @@ for (const { title, loseEtcdWal } of CASES) describe(`control-plane node address
     const started = performance.now();
     try {
       await writer.goesOn("before the run");
+      if (loseEtcdWal) {
+        // the first run is cut right after the member's remove, before its add (the provider's process SIGKILLed,
+        // as when the machine running it dies); the re-run below must add it and finish
+        process.env[FAULT_ENV] = `member-replace-after-remove:${MOVED}`;
+        let cut;
+        try {
+          cut = await stack.runProgram(program, ["up", "--yes", "--skip-preview"]);
+        } finally {
+          delete process.env[FAULT_ENV];
+        }
+        assert.notEqual(cut.exitCode, 0, "the cut run fails");
+        const left = (await etcd.cluster.memberList({})).members.map((m) => m.name).sort();
+        console.log(`      the cut run: etcd members ${left.join(", ")}, pulumi up exit ${cut.exitCode}`);
+        assert.deepEqual(left, SITE.nodes.filter((n) => n.startsWith("cp-") && n !== MOVED), `${MOVED} removed, not yet added`);
+        assert.ok(await etcd.get(`${MEMBER_REPLACE_PREFIX}${MOVED}`).string(), "the replacement's intent is recorded in etcd");
+        await writer.goesOn("after the cut run");
+      }
       up = await stack.runProgram(program, ["up", "--yes", "--skip-preview"]);
       // the writer goes on a while after the last step (the old address's removal), where a dropped connection would show
       await new Promise((r) => setTimeout(r, 15_000));
@@ -174,7 +195,7 @@ for (const { title, loseEtcdWal } of CASES) describe(`control-plane node address
       if (loseEtcdWal) {
         assert.deepEqual([outputsOf("etcd").action, outputsOf("etcd").memberId], ["replaced", member.ID]);
         assert.notEqual(member.ID, idBefore, "a new member (removed and added)");
-        assert.equal(await viaMoved.get(`/cidr-migration/etcd-member-replace/${MOVED}`).string(), null, "no replacement left under way");
+        assert.equal(await viaMoved.get(`${MEMBER_REPLACE_PREFIX}${MOVED}`).string(), null, "no replacement left under way");
         assert.match(inNode(MOVED, ["ls", "/var/lib/cidr-migration/backup/cp-address-lab/etcd-data-of-the-replaced-member"], SITE), /snap/, "the replaced member's data kept in the run's backup");
       } else {
         assert.equal(outputsOf("etcd").action, "restarted");
