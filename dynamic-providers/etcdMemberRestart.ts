@@ -126,7 +126,10 @@ async function restart(inputs: RestartInputs): Promise<EtcdMemberRestartOutputs>
       const member = (await client.cluster.memberList({})).members.find((m) => m.name === inputs.member);
       return { ...recorded, action: "unchanged", memberId: member?.ID ?? "", log: "etcd.yaml names the old address nowhere (moved already, or etcd is external)" };
     }
-    const wait = { url: inputs.healthUrl, expectFlags: [`--advertise-client-urls=${readFlag(manifest.next, "advertise-client-urls", { container: "etcd" })}`], timeoutSeconds: inputs.timeoutSeconds };
+    const advertised = readFlag(manifest.next, "advertise-client-urls", { container: "etcd" });
+    // the wait checks the restarted etcd by this flag; without it a healthy etcd would look broken
+    if (!advertised) throw new UserError(`${manifest.path} on ${inputs.member} has no --advertise-client-urls (kubeadm always sets it); restart etcd at ${inputs.to} by hand, nothing was changed`);
+    const wait = { url: inputs.healthUrl, expectFlags: [`--advertise-client-urls=${advertised}`], timeoutSeconds: inputs.timeoutSeconds };
     let log = "";
     if (!(await memberReplaceUnderway(client, inputs.member))) {
       const { members } = await client.cluster.memberList({});

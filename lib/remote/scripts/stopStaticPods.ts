@@ -71,7 +71,7 @@ export function stopStaticPods(input: StopStaticPodsInput): string {
         elif [ -f "$held" ]; then
           note "$component is held already ($held)"
         else
-          die "neither $manifest nor $held exists: $component does not run from a static-pod manifest here; use services.strategy recreate"
+          die "neither $manifest nor $held exists: $component does not run from a static-pod manifest here (for services.strategy etcd-rewrite: use recreate instead)"
         fi
       done
 

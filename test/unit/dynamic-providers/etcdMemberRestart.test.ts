@@ -1,5 +1,8 @@
 import { strict as assert } from "assert";
+import * as fs from "fs";
+import * as path from "path";
 import { etcdMemberRestartProvider, EtcdMemberRestartOutputs } from "../../../dynamic-providers/etcdMemberRestart";
+import { UserError } from "../../../lib/config/errors";
 import { UNKNOWN_VALUE } from "../../../lib/gate/unknownValue";
 import { sha256HexOf } from "../../../lib/remote/scripts/writeManifest";
 
@@ -18,6 +21,12 @@ describe("EtcdMemberRestart provider (no dialling)", () => {
     assert.deepEqual((await etcdMemberRestartProvider.diff!("id", olds, inputs({ manifest: { ...manifest, next: "other" } }))).replaces, ["manifestSha256"]);
     assert.deepEqual((await etcdMemberRestartProvider.diff!("id", olds, inputs({ runId: "run-2", to: "10.0.2.3" }))).replaces, ["to", "runId"]);
     assert.deepEqual((await etcdMemberRestartProvider.diff!("id", olds, inputs({ manifest: UNKNOWN_VALUE }))).changes, true);
+  });
+
+  it("refuses, before anything on the node or in etcd, an edit whose manifest names no --advertise-client-urls to wait for", async () => {
+    const etcdYaml = fs.readFileSync(path.join(__dirname, "..", "..", "fixtures", "manifests", "v1.29-single-cp-etcd.yaml"), "utf8").split("\n").filter((line) => !line.includes("--advertise-client-urls")).join("\n");
+    const without = { ...manifest, current: etcdYaml, next: etcdYaml };
+    await assert.rejects(etcdMemberRestartProvider.create!(inputs({ endpoints: ["https://127.0.0.1:1"], manifest: without })), (e: Error) => e instanceof UserError && /etcd\.yaml on cp-3 has no --advertise-client-urls .* nothing was changed/.test(e.message));
   });
 
   it("check needs an etcd endpoint off the restarting node, and names each missing field", async () => {

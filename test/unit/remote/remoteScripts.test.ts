@@ -492,7 +492,7 @@ describe("step scripts in a sandbox root", function () {
       const bare = new FakeNode();
       const missing = bare.run(stop(bare));
       assert.equal(missing.status, 1);
-      assert.match(missing.stderr, /does not run from a static-pod manifest here; use services\.strategy recreate/);
+      assert.match(missing.stderr, /does not run from a static-pod manifest here \(for services\.strategy etcd-rewrite: use recreate instead\)/);
     });
 
     it("stop refuses when someone put a different manifest back while it was held", () => {
