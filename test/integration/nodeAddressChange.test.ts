@@ -28,8 +28,8 @@ case "$1 $2" in
 esac
 `;
 
-function addresses(): string[] {
-  return execFileSync("ip", ["-n", NS, "-o", "-4", "addr", "show", "dev", "eth0"], { encoding: "utf8" })
+function addresses(family: "-4" | "-6" = "-4"): string[] {
+  return execFileSync("ip", ["-n", NS, "-o", family, "addr", "show", "dev", "eth0", "scope", "global"], { encoding: "utf8" })
     .split("\n").filter(Boolean).map((line) => line.split(/\s+/)[3]);
 }
 
@@ -37,7 +37,7 @@ describe("nodeAddressChange on a real link (issue 16)", function () {
   this.timeout(60_000);
   let fakes: string;
 
-  const run = (persistence: AddressPersistence, extra: { hookPath?: string; phase?: AddressChangePhase } = {}) => {
+  const run = (persistence: AddressPersistence, extra: { hookPath?: string; phase?: AddressChangePhase; from?: string; to?: string; prefix?: number } = {}) => {
     const script = nodeAddressChange({ from: FROM, to: TO, prefix: 24, persistence, ...extra });
     return spawnSync("ip", ["netns", "exec", NS, "bash", "-s"], { input: script, encoding: "utf8", env: { ...process.env, PATH: `${fakes}:${process.env.PATH}`, FAKE_DIR: fakes } });
   };
@@ -70,6 +70,21 @@ describe("nodeAddressChange on a real link (issue 16)", function () {
     assert.equal(again.status, 0, again.stderr);
     assert.match(again.stdout, /already changed/);
     assert.deepEqual(addresses(), [`${TO}/24`]);
+  });
+
+  it("IPv6, in two phases: the new address beside the old, then the old one gone; each phase again is a no-op", () => {
+    const [from6, to6] = ["fd00:10::21", "fd00:20::21"];
+    execFileSync("ip", ["-n", NS, "addr", "add", `${from6}/64`, "dev", "eth0", "nodad"]);
+    const v6 = { from: from6, to: to6, prefix: 64 };
+    const added = run("none", { ...v6, phase: "add" });
+    assert.equal(added.status, 0, added.stderr);
+    assert.deepEqual(addresses("-6").sort(), [`${from6}/64`, `${to6}/64`].sort());
+    assert.match(run("none", { ...v6, phase: "add" }).stdout, /already added/);
+    const removed = run("none", { ...v6, phase: "remove-old" });
+    assert.equal(removed.status, 0, removed.stderr);
+    assert.deepEqual(addresses("-6"), [`${to6}/64`]);
+    assert.match(run("none", { ...v6, phase: "remove-old" }).stdout, /already removed/);
+    assert.deepEqual(addresses(), [`${FROM}/24`], "the IPv4 address untouched");
   });
 
   it("netplan: the old entry replaced in the interface's addresses, every other kept, before the live change", () => {
