@@ -1,7 +1,7 @@
 import { Etcd3, IMember } from "etcd3";
 import { UserError } from "../config/errors";
 import { faultPoint } from "../serviceMove/faultHook";
-import { checkQuorumWithout, EtcdPeerMove, movedUrl, onHost } from "./etcdPeerMove";
+import { checkQuorumWithout, EtcdPeerMove, movedUrl, onHost, peerUrlsAt } from "./etcdPeerMove";
 import { setFlags } from "./manifestFlags";
 import { sleep } from "../concurrency/sleep";
 
@@ -47,8 +47,6 @@ export function initialClusterWith(members: IMember[], name: string, peerURLs: s
   ].sort().join(",");
 }
 
-/** The member's peer URLs once it is at `to`: what the add uses and what its restart's `--initial-cluster` names. */
-export const peerUrlsAt = (member: IMember, move: EtcdPeerMove) => member.peerURLs.map((url) => movedUrl(url, move.from, move.to));
 
 async function added(client: Etcd3, move: EtcdPeerMove, id: string, action: EtcdMemberReplaceResult["action"]): Promise<EtcdMemberReplaceResult> {
   const { members } = await client.cluster.memberList({});
@@ -89,7 +87,7 @@ export async function replaceEtcdMember(client: Etcd3, move: EtcdPeerMove, answe
   const named = members.find((m) => m.name === move.member);
   if (intent && named && named.ID !== intent.removedId) {
     // the replacement has started (a started member has its name)
-    await client.delete().key(intentKey);
+    await clearMemberReplaceIntent(client, move.member);
     return added(client, move, named.ID, "already");
   }
   const waiting = members.find((m) => !m.name && onHost(m, move.to));

@@ -39,6 +39,9 @@ export function movedUrl(url: string, from: string, to: string): string {
   return url.endsWith("/") ? parsed.toString() : parsed.toString().replace(/\/$/, "");
 }
 
+/** The member's peer URLs once it is at `to`: what the update sets, and what a replacement is added at. */
+export const peerUrlsAt = (member: IMember, move: EtcdPeerMove) => member.peerURLs.map((url) => movedUrl(url, move.from, move.to));
+
 /**
  * Quorum for taking `member` away: three or more members, and every one of them started (a name, and a client URL),
  * so that the member away leaves a majority. Throws before any change otherwise.
@@ -71,7 +74,7 @@ export async function checkPeerMove(client: Etcd3, move: EtcdPeerMove): Promise<
 export async function moveEtcdPeer(client: Etcd3, move: EtcdPeerMove): Promise<EtcdPeerMoveResult> {
   const member = await checkPeerMove(client, move);
   if (!onHost(member, move.from)) return { action: "already", memberId: member.ID, before: member.peerURLs, after: member.peerURLs };
-  const after = member.peerURLs.map((url) => movedUrl(url, move.from, move.to));
+  const after = peerUrlsAt(member, move);
   await client.cluster.memberUpdate({ ID: member.ID, peerURLs: after });
   return { action: "updated", memberId: member.ID, before: member.peerURLs, after };
 }
