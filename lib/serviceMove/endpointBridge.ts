@@ -23,13 +23,21 @@ import { MANAGED_BY_LABEL } from "./dependents";
  * endpoints from its first sync. Once it exists they are given it as owner.
  *
  * The copied slices are labelled managed-by cidr-migration.io (the endpointslice controller leaves slices it does
- * not manage alone); they are removed, by that label, as soon as the controller's own slices for the new Service
- * exist, and an interrupted run's re-run removes them the same way. The copied Endpoints are the controller's to take over: it rewrites Endpoints of a Service
- * with a selector whoever created them.
+ * not manage alone). A moved Service's copies are then handed to the controller (finish.ts): relabelled as its own
+ * and owned by the new Service, they are what it would have written (the same pods, ports and labels), so it keeps
+ * them and writes nothing. Waiting for the controller to write its own instead cost the run the controller's
+ * backlog: kube-controller-manager writes at 20 requests/s, 25 s for 500 moved Services. Should the controller
+ * have written its own first, the copies are deleted (and if both meet, its next sync drops the duplicates). The
+ * DNS swap's copies (the stand-in's slices, labelled for the stand-in) are deleted once the controller's own
+ * exist. An interrupted run's re-run finds the copies by their label and does the same. The copied Endpoints are
+ * the controller's to take over: it rewrites Endpoints of a Service with a selector whoever created them.
  */
 
 export const BRIDGE_MANAGER = "cidr-migration.io";
 export const SERVICE_NAME_LABEL = "kubernetes.io/service-name";
+
+/** The endpointslice controller's value of MANAGED_BY_LABEL: the slices it writes for a Service with a selector. */
+export const SLICE_CONTROLLER = "endpointslice-controller.k8s.io";
 
 export interface BridgeTarget {
   namespace: string;
@@ -45,6 +53,11 @@ export function bridgeOwner(target: BridgeTarget) {
   return { apiVersion: "v1", kind: "Service", name: target.name, uid: target.uid, blockOwnerDeletion: true };
 }
 
+/** What hands a copy to the endpointslice controller: its label and its owner reference, as on the slices it writes. */
+export function handOverPatch(target: BridgeTarget) {
+  return { metadata: { labels: { [MANAGED_BY_LABEL]: SLICE_CONTROLLER }, ownerReferences: [{ ...bridgeOwner(target), controller: true }] } };
+}
+
 /** A Service whose endpoints the controllers write: it has a selector. */
 export function selectsPods(service: KubeObject): boolean {
   const selector = (service.spec as { selector?: Record<string, string> | null } | undefined)?.selector;
@@ -55,16 +68,20 @@ export function bridgeSliceName(service: string, index: number): string {
   return `${service}-cidr-migration-bridge-${index}`.slice(0, 253);
 }
 
-/** Copies of the stand-in's EndpointSlices, for the new Service. */
-export function bridgeSlices(standInSlices: KubeObject[], target: SliceTarget): KubeObject[] {
-  return standInSlices.map((slice, index) => {
+/**
+ * Copies of `sourceSlices` (the stand-in's, or the moved Service's own), for the new Service. `keepLabels`: the
+ * source is the Service's own, whose labels the controller derived from the Service's (kept, so that the controller
+ * finds a handed-over copy as it would write it).
+ */
+export function bridgeSlices(sourceSlices: KubeObject[], target: SliceTarget, keepLabels = false): KubeObject[] {
+  return sourceSlices.map((slice, index) => {
     const copy: KubeObject = {
       apiVersion: slice.apiVersion,
       kind: "EndpointSlice",
       metadata: {
         name: bridgeSliceName(target.name, index),
         namespace: target.namespace,
-        labels: { [SERVICE_NAME_LABEL]: target.name, [MANAGED_BY_LABEL]: BRIDGE_MANAGER },
+        labels: { ...(keepLabels ? slice.metadata?.labels : {}), [SERVICE_NAME_LABEL]: target.name, [MANAGED_BY_LABEL]: BRIDGE_MANAGER },
         ...(target.uid ? { ownerReferences: [bridgeOwner({ ...target, uid: target.uid })] } : {}),
       },
     };
@@ -81,6 +98,6 @@ export function bridgeEndpoints(standIn: KubeObject | undefined, target: BridgeT
 
 /** The controller's own slices for the Service `uid`: once one exists, the bridge can go. */
 export function controllerSlicesOf(slices: KubeObject[], uid: string): KubeObject[] {
-  return slices.filter((s) => s.metadata?.labels?.[MANAGED_BY_LABEL] === "endpointslice-controller.k8s.io"
+  return slices.filter((s) => s.metadata?.labels?.[MANAGED_BY_LABEL] === SLICE_CONTROLLER
     && (s.metadata?.ownerReferences ?? []).some((ref) => ref.uid === uid));
 }

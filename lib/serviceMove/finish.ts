@@ -7,7 +7,7 @@ import { isStatus, KubeObject, paths } from "./kubeRest";
 import { retryOnConflict } from "./retryOnConflict";
 import { clusterIpsOf, differingUserFields } from "./recreateBody";
 import type { Prepared } from "./prepare";
-import { BRIDGE_MANAGER, bridgeOwner, BridgeTarget, controllerSlicesOf, selectsPods, SERVICE_NAME_LABEL } from "./endpointBridge";
+import { BRIDGE_MANAGER, bridgeOwner, BridgeTarget, controllerSlicesOf, handOverPatch, selectsPods, SERVICE_NAME_LABEL } from "./endpointBridge";
 import { Context, POLL_MS, SETTLE_POLL_MS, describeDependent, journalWhere, moveError, nowMs, retrying, round, uidOf } from "./moverContext";
 import { Swapped, endpointSlicesPath } from "./swap";
 import { sleep } from "../concurrency/sleep";
@@ -77,10 +77,16 @@ export function verifyService(prepared: Prepared, live: KubeObject, where: strin
   }
 }
 
-/** A Service's bridged slices, and whether the endpointslice controller has written its own for the Service `uid`. */
-async function bridgeState(ctx: Context, target: BridgeTarget): Promise<{ slicesPath: string; bridge: KubeObject[]; replaced: boolean }> {
+/**
+ * A Service's bridged slices, and whether the endpointslice controller has written its own for the Service `uid`.
+ * From the slice mirror when it shows the copies this run made (`copies`): a mirror that has not seen them yet
+ * would report no bridge, and leave it.
+ */
+async function bridgeState(ctx: Context, target: BridgeTarget, copies: string[] = []): Promise<{ slicesPath: string; bridge: KubeObject[]; replaced: boolean }> {
   const slicesPath = await endpointSlicesPath(ctx, target.namespace);
-  const slices = await ctx.rest.list(slicesPath, { labelSelector: `${SERVICE_NAME_LABEL}=${target.name}` });
+  const mirrored = ctx.slices?.slicesOf(target.namespace, target.name);
+  const caughtUp = mirrored !== undefined && copies.every((name) => mirrored.some((slice) => slice.metadata?.name === name));
+  const slices = caughtUp ? mirrored : await ctx.rest.list(slicesPath, { labelSelector: `${SERVICE_NAME_LABEL}=${target.name}` });
   const bridge = slices.filter((slice) => slice.metadata?.labels?.[MANAGED_BY_LABEL] === BRIDGE_MANAGER);
   return { slicesPath, bridge, replaced: controllerSlicesOf(slices, target.uid).length > 0 };
 }
@@ -123,50 +129,59 @@ export async function ownBridgeSlices(ctx: Context, slicesPath: string, names: s
     })));
 }
 
-/**
- * Any other move's bridge goes at once if the controller's own slices exist; else it is returned, for the sweep,
- * its copies owned by the new Service (copied before the delete, they had no owner yet).
- */
-async function removeBridgeIfReplaced(ctx: Context, target: BridgeTarget): Promise<BridgeTarget | undefined> {
-  const state = await bridgeState(ctx, target);
-  if (state.bridge.length === 0) return undefined;
-  if (!state.replaced) {
-    const unowned = state.bridge.filter((slice) => !(slice.metadata?.ownerReferences ?? []).some((owner) => owner.uid === target.uid));
-    await ownBridgeSlices(ctx, state.slicesPath, unowned.map((slice) => slice.metadata!.name!), target);
-    return target;
-  }
-  await deleteBridge(ctx, state.slicesPath, state.bridge);
-  return undefined;
+/** A moved Service whose bridge is still up (its hand-over failed); `copies` are the bridge slices last seen. */
+export interface PendingBridge extends BridgeTarget {
+  copies: string[];
 }
 
 /**
- * After the last move: the bridges still up wait for the endpointslice controller, at most
- * kubernetesServiceTimeoutMs, and go. One left after that is a warning, not a failure: the Service is moved and
- * answers, through copies of its endpoints that the controller, once working, replaces.
+ * Ends a moved Service's bridge (see endpointBridge.ts): the copies go if the controller's own slices exist, else
+ * they are handed to the controller. Returns the Service if its copies are still up (a hand-over failed), for the
+ * sweep.
  */
-export async function sweepBridges(ctx: Context, pending: BridgeTarget[]): Promise<void> {
+async function endBridge(ctx: Context, target: BridgeTarget, copies?: string[]): Promise<PendingBridge | undefined> {
+  const state = await bridgeState(ctx, target, copies);
+  if (state.bridge.length === 0) return undefined;
+  if (state.replaced) {
+    await deleteBridge(ctx, state.slicesPath, state.bridge);
+    return undefined;
+  }
+  try {
+    await Promise.all(state.bridge.map((slice) => ctx.rest.mergePatch(`${state.slicesPath}/${encodeURIComponent(slice.metadata!.name!)}`, handOverPatch(target))));
+    return undefined;
+  } catch {
+    return { ...target, copies: state.bridge.map((slice) => slice.metadata!.name!) };
+  }
+}
+
+/**
+ * After the last move: bridges whose hand-over failed are tried again, for at most kubernetesServiceTimeoutMs. One
+ * left after that is a warning, not a failure: the Service is moved and answers, through copies of its endpoints
+ * that nothing keeps current.
+ */
+export async function sweepBridges(ctx: Context, pending: PendingBridge[]): Promise<void> {
   const deadline = nowMs() + ctx.options.kubernetesServiceTimeoutMs;
   let left = pending;
   while (left.length > 0) {
     if (nowMs() > deadline) {
-      ctx.warnings.push(`${left.length} moved Service(s) still answer through copies of their old endpoints (EndpointSlices labelled ${MANAGED_BY_LABEL}=${BRIDGE_MANAGER}, e.g. ${left[0].namespace}/${left[0].name}): the endpointslice controller wrote none of its own within ${Math.round(ctx.options.kubernetesServiceTimeoutMs / 1000)} s; check kube-controller-manager, then delete those slices`);
+      ctx.warnings.push(`${left.length} moved Service(s) still answer through copies of their old endpoints (EndpointSlices labelled ${MANAGED_BY_LABEL}=${BRIDGE_MANAGER}, e.g. ${left[0].namespace}/${left[0].name}) that could not be handed to the endpointslice controller within ${Math.round(ctx.options.kubernetesServiceTimeoutMs / 1000)} s; check that kube-controller-manager runs, then delete those slices (it writes its own)`);
       return;
     }
     await sleep(POLL_MS * 4);
-    left = (await Promise.all(left.map((target) => retrying(() => removeBridgeIfReplaced(ctx, target))))).filter((t): t is BridgeTarget => t !== undefined);
+    left = (await Promise.all(left.map((target) => retrying(() => endBridge(ctx, target, target.copies))))).filter((t): t is PendingBridge => t !== undefined);
   }
 }
 
 /**
- * Phase 3: Endpoints settled, dependents re-linked, everything verified; then its journal entry may go. Returns the
- * Service when its endpoint bridge is still up (the controller's own slices not yet written), for sweepBridges.
+ * Phase 3: Endpoints settled, the endpoint bridge ended, dependents re-linked, everything verified; then its journal
+ * entry may go. Returns the Service when its endpoint bridge is still up (its hand-over failed), for sweepBridges.
  */
-export async function finishMove(ctx: Context, swapped: Swapped): Promise<BridgeTarget | undefined> {
+export async function finishMove(ctx: Context, swapped: Swapped): Promise<PendingBridge | undefined> {
   const { entry } = swapped.prepared;
   const key = serviceRefKey(entry);
   const where = journalWhere(ctx, entry);
   if (entry.endpoints) await settleEndpoints(ctx, entry, swapped.uidMap);
-  let bridgeLeft: BridgeTarget | undefined;
+  let bridgeLeft: PendingBridge | undefined;
   if (entry.vacate) {
     const seen = await removeDnsBridge(ctx, entry, swapped.created, where);
     if (seen !== undefined && swapped.createdAt !== undefined) swapped.result.controllerSliceMillis = round(seen - swapped.createdAt);
@@ -174,7 +189,7 @@ export async function finishMove(ctx: Context, swapped: Swapped): Promise<Bridge
     // Looked for even when this run bridged nothing: an interrupted run may have copied the slices (before its
     // delete) or bridged the Service it created. A failure here leaves the bridge to the sweep, which tries again:
     // the Service itself is moved and verified.
-    bridgeLeft = await retrying(() => removeBridgeIfReplaced(ctx, targetOf(swapped.created))).catch(() => targetOf(swapped.created));
+    bridgeLeft = await retrying(() => endBridge(ctx, targetOf(swapped.created), swapped.copies)).catch(() => ({ ...targetOf(swapped.created), copies: swapped.copies ?? [] }));
   }
   swapped.result.relinkedDependents = await relinkDependents(ctx, entry, swapped.uidMap);
   faultPoint("after-dependents-relink", key);

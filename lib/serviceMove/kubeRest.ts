@@ -114,6 +114,14 @@ export interface KubeRest {
   list(path: string, query?: Record<string, string>): Promise<KubeObject[]>;
   /** The same list as metadata only (PartialObjectMetadataList): cheap for kinds with large objects. */
   listMetadata(path: string, query?: Record<string, string>): Promise<KubeObject[]>;
+  /** The list and the resourceVersion it was read at: where a watch of the same collection starts. */
+  listAt(path: string, query?: Record<string, string>): Promise<{ items: KubeObject[]; resourceVersion: string }>;
+  /**
+   * Streams the collection's changes (query: its resourceVersion and selectors), one `onEvent` per event, until
+   * `stop()` or the stream ends; then `onEnd` once, with the error if it failed. It does not reconnect: a caller
+   * that mirrors the collection must stop trusting its mirror once the watch has ended.
+   */
+  watch(path: string, query: Record<string, string>, onEvent: (type: string, object: KubeObject) => void, onEnd: (err?: Error) => void): { stop(): void };
   create(path: string, body: KubeObject): Promise<KubeObject>;
   replace(path: string, body: KubeObject): Promise<KubeObject>;
   /** JSON merge patch (RFC 7386). */
@@ -219,16 +227,74 @@ export async function kubeRest(kc: KubeConfig, opts: { maxSockets?: number } = {
     }
   }
 
-  async function listPages(path: string, query: Record<string, string>, accept: string): Promise<KubeObject[]> {
+  /** Every page; the first page's resourceVersion is the whole list's (continue tokens keep its snapshot). */
+  async function listPages(path: string, query: Record<string, string>, accept: string): Promise<{ items: KubeObject[]; resourceVersion: string }> {
     const items: KubeObject[] = [];
+    let resourceVersion: string | undefined;
     let cont: string | undefined;
     do {
       const params = new URLSearchParams({ ...query, limit: "500", ...(cont ? { continue: cont } : {}) });
       const page = (await read(() => request("GET", `${path}?${params.toString()}`, undefined, undefined, accept))) as KubeList;
       items.push(...(page.items ?? []));
+      resourceVersion ??= page.metadata?.resourceVersion;
       cont = page.metadata?.continue || undefined;
     } while (cont);
-    return items;
+    return { items, resourceVersion: resourceVersion ?? "" };
+  }
+
+  function watch(path: string, query: Record<string, string>, onEvent: (type: string, object: KubeObject) => void, onEnd: (err?: Error) => void): { stop(): void } {
+    let ended = false;
+    const end = (err?: Error) => {
+      if (ended) return;
+      ended = true;
+      onEnd(err);
+    };
+    const params = new URLSearchParams({ ...query, watch: "1" });
+    const transport = conn.base.protocol === "http:" ? http : https;
+    const req = transport.request({
+      ...conn.options,
+      agent: conn.agent,
+      protocol: conn.base.protocol,
+      hostname: conn.base.hostname,
+      port: conn.base.port,
+      method: "GET",
+      path: `${basePath}${path}?${params.toString()}`,
+      headers: { ...(conn.options.headers ?? {}), Accept: "application/json" },
+    }, (res) => {
+      if (res.statusCode !== 200) {
+        res.resume();
+        end(kubeApiError(res.statusCode ?? 0, res.statusMessage ?? "", "watch refused", "GET", path));
+        return;
+      }
+      let buffer = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => {
+        buffer += chunk;
+        for (let newline = buffer.indexOf("\n"); newline !== -1 && !ended; newline = buffer.indexOf("\n")) {
+          const line = buffer.slice(0, newline);
+          buffer = buffer.slice(newline + 1);
+          if (line.trim() === "") continue;
+          const event = parseBody(line) as { type?: string; object?: KubeObject & { message?: string } };
+          // an ERROR event (e.g. 410 Gone: the resourceVersion is too old) ends the stream's usefulness
+          if (event.type === "ERROR" || !event.object) {
+            req.destroy();
+            end(new Error(`watch ${path}: ${event.object?.message ?? line.slice(0, 200)}`));
+            return;
+          }
+          onEvent(event.type ?? "", event.object);
+        }
+      });
+      res.on("end", () => end());
+      res.on("error", end);
+    });
+    req.on("error", end);
+    req.end();
+    return {
+      stop() {
+        ended = true;
+        req.destroy();
+      },
+    };
   }
 
   return {
@@ -243,8 +309,10 @@ export async function kubeRest(kc: KubeConfig, opts: { maxSockets?: number } = {
         throw err;
       }
     },
-    list: (path, query = {}) => listPages(path, query, "application/json"),
-    listMetadata: (path, query = {}) => listPages(path, query, METADATA_LIST),
+    list: async (path, query = {}) => (await listPages(path, query, "application/json")).items,
+    listMetadata: async (path, query = {}) => (await listPages(path, query, METADATA_LIST)).items,
+    listAt: (path, query = {}) => listPages(path, query, "application/json"),
+    watch,
 
     create: (path, body) => request("POST", path, body) as Promise<KubeObject>,
     replace: (path, body) => request("PUT", path, body) as Promise<KubeObject>,

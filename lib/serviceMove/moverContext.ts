@@ -5,6 +5,7 @@ import { JournalStore } from "./journalStore";
 import { isKubeApiError, isTransient, KubeObject, KubeRest } from "./kubeRest";
 import { DEFAULT_DELETE_TIMEOUT_SECONDS, MoveResult, MoverOptions, ServiceMoveRequest } from "./moveTypes";
 import { sleep } from "../concurrency/sleep";
+import type { SliceMirror } from "./sliceMirror";
 
 /** What every part of a Service-move run shares: the resolved options, the run's context, decisions, lanes, and one-line failures. */
 
@@ -48,6 +49,8 @@ export interface Context {
   warnings: string[];
   /** The discovery.k8s.io version EndpointSlices are served at, once asked (swap.ts endpointSlicesPath). */
   endpointSlicesVersion?: Promise<string>;
+  /** From the first swap to the end of the bookkeeping: the slices a move reads, mirrored by a watch (sliceMirror.ts). */
+  slices?: SliceMirror;
 }
 
 export type Decision =

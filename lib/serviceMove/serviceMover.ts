@@ -10,14 +10,15 @@ import { plannedIps, KubernetesServiceRequest, KubernetesServiceResult, MoveRepo
 import { spec } from "./recreateBody";
 import { adaptiveLimit, inAdaptiveLanes } from "./adaptiveLanes";
 import { decide, readCluster, validateSpec } from "./decide";
-import { finishMove, sweepBridges } from "./finish";
-import { BridgeTarget } from "./endpointBridge";
+import { PendingBridge, finishMove, sweepBridges } from "./finish";
 import { moveKubernetesService } from "./kubernetesServiceMove";
 import { ClusterView, Context, Decision, WIDE_LANES, failureLine, moveError, nowMs, retrying, round, uidOf, withMoverDefaults } from "./moverContext";
 import { inLanes } from "../concurrency/inLanes";
 import { Prepared, abandon, detachMove, journalEntryFor, preparedMove } from "./prepare";
 import { ensureStandIn } from "./standInMove";
-import { Swapped, swapMove, waitGone } from "./swap";
+import { Swapped, allEndpointSlicesPath, swapMove, waitGone } from "./swap";
+import { mirrorSlices } from "./sliceMirror";
+import { selectsPods } from "./endpointBridge";
 import { AHEAD_ANNOTATION, removeNewIpsAhead, routeNewIpsAhead } from "./newIpAhead";
 import { sleep } from "../concurrency/sleep";
 
@@ -198,7 +199,7 @@ interface SwapPhase {
   /** Keys of moves finished (their journal entries may go). */
   finished: string[];
   /** Moved Services still answering through their endpoint bridge, for the sweep after the last move. */
-  bridgesLeft: BridgeTarget[];
+  bridgesLeft: PendingBridge[];
 }
 
 function finishInto(run: Run, phase: SwapPhase): (s: Swapped) => Promise<void> {
@@ -236,6 +237,19 @@ async function swapPhase(run: Run, prepared: Prepared[]): Promise<SwapPhase> {
 }
 
 /**
+ * The slices that swaps copy and bookkeeping looks for, mirrored for phases 2 and 3 when some move has endpoints to
+ * bridge (see sliceMirror.ts); without the mirror each move reads its own.
+ */
+async function mirrorSlicesForBridges(ctx: Context, prepared: Prepared[]): Promise<void> {
+  if (!prepared.some((p) => selectsPods(p.entry.service) && !p.entry.endpoints && !p.entry.vacate)) return;
+  try {
+    ctx.slices = await mirrorSlices(ctx.rest, await allEndpointSlicesPath(ctx));
+  } catch (err) {
+    ctx.options.log?.(`EndpointSlices could not be watched (${(err as Error).message.split("\n")[0]}); each move reads its Service's own`);
+  }
+}
+
+/**
  * Phase 3, bookkeeping: re-link, verify; undo phase 1 for moves never started; then the journal entries go, one
  * write per journal Secret. Returns how many moves were never started.
  */
@@ -244,7 +258,7 @@ async function finishPhase(run: Run, prepared: Prepared[], phase: SwapPhase): Pr
   await inLanes(phase.swapped, run.wide, finishInto(run, phase), () => false);
   await Promise.all(phase.settling);
   await sweepBridges(ctx, phase.bridgesLeft).catch((err) => {
-    ctx.warnings.push(`${failureLine(err, ctx.rest.server, "removing the endpoint bridges")}; the moved Services answer, some through copies of their old EndpointSlices (label endpointslice.kubernetes.io/managed-by=cidr-migration.io): delete those once the endpointslice controller has written its own`);
+    ctx.warnings.push(`${failureLine(err, ctx.rest.server, "removing the endpoint bridges")}; the moved Services answer, some through copies of their old EndpointSlices (label endpointslice.kubernetes.io/managed-by=cidr-migration.io): check that kube-controller-manager runs, then delete those (it writes its own)`);
   });
   const notStarted = prepared.filter((p) => !phase.started.has(p));
   const undone = await Promise.all(notStarted.map((p) => abandon(ctx, p).catch((err) => { failWith(run, serviceRefKey(p.request))(err); return false; })));
@@ -342,6 +356,7 @@ export async function runServiceMoves(kc: KubeConfig, moveSpec: ServiceMoveSpec,
       throw err;
     });
     const swapStart = nowMs();
+    await mirrorSlicesForBridges(ctx, prepared);
     const phase = await swapPhase(run, prepared);
     const finishStart = nowMs();
     const notStarted = await finishPhase(run, prepared, phase);
@@ -360,6 +375,7 @@ export async function runServiceMoves(kc: KubeConfig, moveSpec: ServiceMoveSpec,
     report.totalMillis = round(nowMs() - started0);
     return report;
   } finally {
+    ctx.slices?.stop();
     rest.close();
   }
 }

@@ -4,7 +4,7 @@ import { ServiceRef, serviceRefKey } from "./serviceRef";
 import { isStatus, isTransient, KubeApiError, KubeObject, paths } from "./kubeRest";
 import { MoveResult } from "./moveTypes";
 import { clusterIpsOf, differingUserFields, spec } from "./recreateBody";
-import { bridgeEndpoints, bridgeSliceName, bridgeSlices, selectsPods, SERVICE_NAME_LABEL, SliceTarget } from "./endpointBridge";
+import { bridgeEndpoints, bridgeSliceName, bridgeSlices, selectsPods, SERVICE_NAME_LABEL, SLICE_CONTROLLER, SliceTarget } from "./endpointBridge";
 import { ownBridgeSlices, restoreEndpoints, verifyService } from "./finish";
 import { Context, LEAK_SUSPICION_MS, MAX_BACKOFF_MS, POLL_MS, journalWhere, moveError, nowMs, retrying, round, uidOf, writeJournal } from "./moverContext";
 import { Prepared, recreateBodyOf, rollBack } from "./prepare";
@@ -161,7 +161,7 @@ async function deleteJournaled(ctx: Context, prepared: Prepared, where: string):
 }
 
 /** Deletes (the vacated stand-in, or the original) and creates at toIP; returns the created object and the gap. */
-async function swapIn(ctx: Context, prepared: Prepared, where: string): Promise<{ created: KubeObject; gapMillis: number; attempts: number; createdAt?: number; bridgedMillis?: number }> {
+async function swapIn(ctx: Context, prepared: Prepared, where: string): Promise<{ created: KubeObject; gapMillis: number; attempts: number; createdAt?: number; bridgedMillis?: number; copies?: string[] }> {
   const { entry, live } = prepared;
   const key = serviceRefKey(entry);
   const oldUid = uidOf(entry.service);
@@ -202,43 +202,52 @@ async function swapIn(ctx: Context, prepared: Prepared, where: string): Promise<
     faultPoint("after-dns-bridge", key);
     return { created, gapMillis: createdAt - deleted, attempts, createdAt, bridgedMillis: nowMs() - createdAt };
   }
-  // A selector Service's endpoints as the controller wrote them, copied under its name before the delete
+  // A selector Service's endpoints as the controller wrote them, copied under its name alongside the delete
   // (endpointBridge.ts): DNS answers the new IP at once, and until kube-proxy has endpoints for it, a connection
-  // there is refused (seen on the node lab: about a second per Service).
+  // there is refused (seen on the node lab: about a second per Service). The copy and the delete go together: the
+  // copies have no owner, so the delete cannot take them, and the create waits only for the delete.
   let oldSlices: KubeObject[] = [];
   let slicesPath = "";
   const current = live && uidOf(live) === oldUid && !live.metadata?.deletionTimestamp;
   if (current && selectsPods(entry.service) && !entry.endpoints) {
     try {
       slicesPath = await endpointSlicesPath(ctx, entry.namespace);
-      const slices = await controllerSlicesNamed(ctx, slicesPath, entry.name);
+      const mirrored = ctx.slices?.slicesOf(entry.namespace, entry.name)?.filter((slice) => slice.metadata?.labels?.[MANAGED_BY_LABEL] === SLICE_CONTROLLER);
+      const slices = mirrored ?? await controllerSlicesNamed(ctx, slicesPath, entry.name);
       oldSlices = slices.filter((slice) => ownerUidsOf(slice).includes(oldUid!) && hasEndpoints(slice));
     } catch (err) {
       // best effort, like the bridge itself: the move goes on, and the controllers write the endpoints as ever
       ctx.warnings.push(`Service ${key}: its endpoints could not be read for the bridge (${(err as Error).message.split("\n")[0]}); it answers once the endpointslice controller has written them`);
     }
   }
-  const preCopied = oldSlices.length > 0 && (await copySlices(ctx, slicesPath, oldSlices, { namespace: entry.namespace, name: entry.name }));
-  if (current) await deleteJournaled(ctx, prepared, where);
+  const copying = oldSlices.length > 0 ? copySlices(ctx, slicesPath, oldSlices, { namespace: entry.namespace, name: entry.name }, true) : Promise.resolve(false);
+  try {
+    if (current) await deleteJournaled(ctx, prepared, where);
+  } catch (err) {
+    if (await copying) await removeCopies(ctx, slicesPath, entry.name, oldSlices.length);
+    throw err;
+  }
   const deleted = nowMs();
   faultPoint("after-delete", key);
   // read after the delete: deleteJournaled may have refreshed the journaled original
   const { body } = prepared.recreate;
   const { created, attempts } = await createWhenFree(ctx, body, key, oldUid, where);
   const createdAt = nowMs();
+  const preCopied = await copying;
   if (oldSlices.length === 0) return { created, gapMillis: createdAt - deleted, attempts };
+  const copies = oldSlices.map((_, i) => bridgeSliceName(entry.name, i));
   if (!preCopied) {
-    await bridgeEndpointsTo(ctx, created, slicesPath, oldSlices, undefined);
-    return { created, gapMillis: createdAt - deleted, attempts, bridgedMillis: nowMs() - createdAt };
+    await bridgeEndpointsTo(ctx, created, slicesPath, oldSlices, undefined, true);
+    return { created, gapMillis: createdAt - deleted, attempts, bridgedMillis: nowMs() - createdAt, copies };
   }
   // the copies get the new Service as owner in phase 3, and only if they outlive it there: not a write in the lane
-  return { created, gapMillis: createdAt - deleted, attempts, bridgedMillis: 0 };
+  return { created, gapMillis: createdAt - deleted, attempts, bridgedMillis: 0, copies };
 }
 
 /** Copies of `slices` under the Service's name, without an owner, made before its delete; false if they could not be made. */
-async function copySlices(ctx: Context, slicesPath: string, slices: KubeObject[], target: SliceTarget): Promise<boolean> {
+async function copySlices(ctx: Context, slicesPath: string, slices: KubeObject[], target: SliceTarget, ownSlices = false): Promise<boolean> {
   try {
-    await Promise.all(bridgeSlices(slices, target).map((slice) => ctx.rest.create(slicesPath, slice).catch((err) => { if (!isStatus(err, 409)) throw err; })));
+    await Promise.all(bridgeSlices(slices, target, ownSlices).map((slice) => ctx.rest.create(slicesPath, slice).catch((err) => { if (!isStatus(err, 409)) throw err; })));
     return true;
   } catch (err) {
     ctx.warnings.push(`Service ${target.namespace}/${target.name}: its endpoints could not be copied before its move (${(err as Error).message.split("\n")[0]}); they are copied right after its create`);
@@ -246,9 +255,16 @@ async function copySlices(ctx: Context, slicesPath: string, slices: KubeObject[]
   }
 }
 
+/** The copies made for a move whose delete then failed: the Service stays as it was, so they go; best effort (a re-run's move sweeps them). */
+async function removeCopies(ctx: Context, slicesPath: string, service: string, count: number): Promise<void> {
+  const names = Array.from({ length: count }, (_, i) => bridgeSliceName(service, i));
+  await Promise.all(names.map((name) => ctx.rest.delete(`${slicesPath}/${encodeURIComponent(name)}`).catch((err) => { if (!isStatus(err, 404)) throw err; })))
+    .catch(() => undefined);
+}
+
 /** The endpointslice controller's slices labelled with the Service name `service` (of any uid). */
 function controllerSlicesNamed(ctx: Context, slicesPath: string, service: string): Promise<KubeObject[]> {
-  return ctx.rest.list(slicesPath, { labelSelector: `${SERVICE_NAME_LABEL}=${service},${MANAGED_BY_LABEL}=endpointslice-controller.k8s.io` });
+  return ctx.rest.list(slicesPath, { labelSelector: `${SERVICE_NAME_LABEL}=${service},${MANAGED_BY_LABEL}=${SLICE_CONTROLLER}` });
 }
 
 function ownerUidsOf(object: KubeObject): string[] {
@@ -259,21 +275,26 @@ function hasEndpoints(slice: KubeObject): boolean {
   return Array.isArray(slice.endpoints) && slice.endpoints.length > 0;
 }
 
-/** Where this cluster serves EndpointSlices (discovery.k8s.io/v1 from 1.21, v1beta1 on 1.20); asked once a run. */
-export async function endpointSlicesPath(ctx: Context, namespace: string): Promise<string> {
+/** Where this cluster serves EndpointSlices (discovery.k8s.io/v1 from 1.21, v1beta1 on 1.20), every namespace's; asked once a run. */
+export async function allEndpointSlicesPath(ctx: Context): Promise<string> {
   ctx.endpointSlicesVersion ??= ctx.rest.getOptional("/apis/discovery.k8s.io")
     .then((group) => (group?.preferredVersion as { version?: string } | undefined)?.version ?? "v1");
-  return `/apis/discovery.k8s.io/${await ctx.endpointSlicesVersion}/namespaces/${encodeURIComponent(namespace)}/endpointslices`;
+  return `/apis/discovery.k8s.io/${await ctx.endpointSlicesVersion}/endpointslices`;
+}
+
+/** The EndpointSlices of `namespace`. */
+export async function endpointSlicesPath(ctx: Context, namespace: string): Promise<string> {
+  return (await allEndpointSlicesPath(ctx)).replace(/\/endpointslices$/, `/namespaces/${encodeURIComponent(namespace)}/endpointslices`);
 }
 
 /** The stand-in's endpoints copied to the new Service right after its create; best effort (the controllers follow). */
-async function bridgeEndpointsTo(ctx: Context, created: KubeObject, slicesPath: string, standInSlices: KubeObject[], standInEndpoints: KubeObject | undefined): Promise<void> {
+async function bridgeEndpointsTo(ctx: Context, created: KubeObject, slicesPath: string, standInSlices: KubeObject[], standInEndpoints: KubeObject | undefined, ownSlices = false): Promise<void> {
   const target = { namespace: created.metadata!.namespace!, name: created.metadata!.name!, uid: uidOf(created)! };
   const ignoreExisting = (err: unknown) => { if (!isStatus(err, 409)) throw err; };
   try {
     const endpoints = bridgeEndpoints(standInEndpoints, target);
     await Promise.all([
-      ...bridgeSlices(standInSlices, target).map((slice) => ctx.rest.create(slicesPath, slice).catch(ignoreExisting)),
+      ...bridgeSlices(standInSlices, target, ownSlices).map((slice) => ctx.rest.create(slicesPath, slice).catch(ignoreExisting)),
       ...(endpoints ? [ctx.rest.create(paths.endpointsList(target.namespace), endpoints).catch(ignoreExisting)] : []),
     ]);
   } catch (err) {
@@ -287,6 +308,8 @@ export interface Swapped {
   /** When the create was accepted (DNS swap: the reference for the endpoint timings). */
   createdAt?: number;
   created: KubeObject;
+  /** The endpoint bridge's copies this run made for it: bookkeeping trusts the slice mirror once it shows them. */
+  copies?: string[];
   result: MoveResult;
   /** Old uid → new uid, for the Service and its Endpoints: what dependents are re-linked by. */
   uidMap: Map<string, string>;
@@ -300,6 +323,7 @@ export async function swapMove(ctx: Context, prepared: Prepared): Promise<Swappe
   const result: MoveResult = { namespace: request.namespace, name: request.name, outcome: prepared.outcome, fromIP: entry.fromIP, ip: entry.toIP };
   let created: KubeObject;
   let swappedAt: number | undefined;
+  let copies: string[] | undefined;
   if (prepared.live && uidOf(prepared.live) !== uidOf(entry.service)) {
     created = prepared.live; // an interrupted run had already created it
   } else {
@@ -316,6 +340,7 @@ export async function swapMove(ctx: Context, prepared: Prepared): Promise<Swappe
     result.createAttempts = swapped.attempts;
     if (swapped.bridgedMillis !== undefined) result.endpointsBridgedMillis = round(swapped.bridgedMillis);
     swappedAt = swapped.createdAt;
+    copies = swapped.copies;
     faultPoint("after-create", key);
     ctx.options.log?.(`Service ${key}: ${entry.fromIP} -> ${entry.toIP} (gap ${result.gapMillis} ms)`);
   }
@@ -330,5 +355,5 @@ export async function swapMove(ctx: Context, prepared: Prepared): Promise<Swappe
     result.restoredEndpoints = true;
     faultPoint("after-endpoints-restore", key);
   }
-  return { prepared, created, result, uidMap, createdAt: swappedAt };
+  return { prepared, created, result, uidMap, createdAt: swappedAt, copies };
 }

@@ -11,7 +11,7 @@ import {
   buildRecreateBody, clusterIpsOf, differingUserFields, holdsNoClusterIp, SERVER_SET_METADATA,
 } from "../../../lib/serviceMove/recreateBody";
 import { buildStandInBody } from "../../../lib/serviceMove/standIn";
-import { bridgeEndpoints, bridgeSlices, controllerSlicesOf } from "../../../lib/serviceMove/endpointBridge";
+import { bridgeEndpoints, bridgeSlices, controllerSlicesOf, handOverPatch } from "../../../lib/serviceMove/endpointBridge";
 
 const FIXTURES = path.join(__dirname, "..", "..", "fixtures", "services");
 
@@ -285,5 +285,31 @@ describe("serviceMove: the DNS stand-in", () => {
     assert.equal(bridgeEndpoints({ metadata: {}, subsets: [] }, target), undefined);
     const controllers = { ...standInSlice, metadata: { ...standInSlice.metadata, ownerReferences: [{ apiVersion: "v1", kind: "Service", name: "kube-dns", uid: "new-uid" }] } };
     assert.deepEqual(controllerSlicesOf([...bridgeSlices([standInSlice], target), standInSlice, controllers], "new-uid"), [controllers]);
+  });
+
+  it("a moved Service's own slices are copied with their labels (which the controller derived from the Service's), and handed to the controller as it labels and owns its slices", () => {
+    const ownSlice: KubeObject = {
+      apiVersion: "discovery.k8s.io/v1", kind: "EndpointSlice",
+      metadata: {
+        name: "web-abcde", namespace: "shop", uid: "s-2", resourceVersion: "12",
+        labels: { "kubernetes.io/service-name": "web", "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io", app: "web", tier: "front" },
+        ownerReferences: [{ apiVersion: "v1", kind: "Service", name: "web", uid: "old-uid", controller: true, blockOwnerDeletion: true }],
+      },
+      addressType: "IPv4",
+      endpoints: [{ addresses: ["10.244.1.7"], conditions: { ready: true } }],
+      ports: [{ name: "http", port: 8080, protocol: "TCP" }],
+    };
+    const [copy] = bridgeSlices([ownSlice], { namespace: "shop", name: "web" }, true);
+    assert.deepEqual(copy.metadata, {
+      name: "web-cidr-migration-bridge-0", namespace: "shop",
+      labels: { "kubernetes.io/service-name": "web", "endpointslice.kubernetes.io/managed-by": "cidr-migration.io", app: "web", tier: "front" },
+    }, "no owner before the new Service exists; the Service's labels kept, ours as manager");
+    assert.deepEqual(bridgeSlices([ownSlice], { namespace: "shop", name: "web" })[0].metadata?.labels, { "kubernetes.io/service-name": "web", "endpointslice.kubernetes.io/managed-by": "cidr-migration.io" }, "a stand-in's labels are not copied");
+    assert.deepEqual(handOverPatch({ namespace: "shop", name: "web", uid: "new-uid" }), {
+      metadata: {
+        labels: { "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io" },
+        ownerReferences: [{ apiVersion: "v1", kind: "Service", name: "web", uid: "new-uid", blockOwnerDeletion: true, controller: true }],
+      },
+    });
   });
 });
