@@ -5,9 +5,12 @@ import { KubeObject, KubeRest, paths } from "../lib/serviceMove/kubeRest";
  * Service i of a set: 80% ClusterIP with a selector, 15% NodePort (one allocated port, so that a 10,000-Service set
  * fits the 2,768 ports of the default NodePort range), 5% selector-less with Endpoints.
  */
+/** How many distinct selectors a set's Services use (app-0 … app-{SELECTORS-1}). */
+export const SELECTORS = 50;
+
 function serviceBody(i: number): { service: KubeObject; endpoints?: KubeObject } {
   const name = `svc-${String(i).padStart(4, "0")}`;
-  const labels = { app: `app-${i % 50}`, "app.kubernetes.io/part-of": "bench" };
+  const labels = { app: `app-${i % SELECTORS}`, "app.kubernetes.io/part-of": "bench" };
   if (i % 20 === 19) {
     return {
       service: { metadata: { name, labels }, spec: { ports: [{ name: "db", port: 5432 }] } },
@@ -16,7 +19,7 @@ function serviceBody(i: number): { service: KubeObject; endpoints?: KubeObject }
   }
   const type = i % 20 >= 16 ? "NodePort" : "ClusterIP";
   const ports = [{ name: "http", port: 80, targetPort: 8080 }, ...(type === "ClusterIP" ? [{ name: "metrics", port: 9090 }] : [])];
-  return { service: { metadata: { name, labels, annotations: { "example.com/owner": `team-${i % 7}` } }, spec: { type, selector: { app: `app-${i % 50}` }, ports } } };
+  return { service: { metadata: { name, labels, annotations: { "example.com/owner": `team-${i % 7}` } }, spec: { type, selector: { app: `app-${i % SELECTORS}` }, ports } } };
 }
 
 /** A busy machine's etcd can time out a write; the apiserver then refuses the create, and it is safe to send again. */
