@@ -1,8 +1,8 @@
 /**
  * `npm run bench:services`: moving 500 Services on the real test bed (etcd + kube-apiserver + KCM of CIDR_MIGRATION_KUBE_VERSION, default the newest), with
  * the apiserver already on the new range. In the same run and cluster, two identical sets of 500 Services (the
- * shapes of a typical cluster: mostly ClusterIP with selectors, some NodePort, some selector-less with hand-made
- * Endpoints) are moved:
+ * shapes of a typical cluster: mostly ClusterIP with selectors, a ready pod behind each selector, some NodePort,
+ * some selector-less with hand-made Endpoints) are moved, the kubectl loop first:
  *   - by the Service mover (lib/serviceMove/serviceMover.ts, the engine of the ServiceRecreation provider), once per
  *     parallelism in BENCH_PARALLELISM (default "8", cidr-migration:services.parallelism's default), each time on
  *     its own set: the gap depends on how many moves are in flight;
@@ -11,7 +11,8 @@
  *     with the test bed version's kubectl (test/testbed/install.sh builds it into the kube cache) and jq.
  * Then the DNS swap: a stand-in at the final DNS IP, and kube-dns re-created there back to back.
  * BENCH_SERVICES changes the set size; BENCH_KUBECTL=0 skips the kubectl loop (for tuning the mover only, or for
- * 10,000 Services, where the loop alone would take half an hour). BENCH_CPU_HOG=N runs N busy processes beside the
+ * 10,000 Services, where the loop alone would take half an hour). BENCH_READY_PODS=0 leaves the selectors without
+ * pods (no endpoints, so nothing for the mover to bridge). BENCH_CPU_HOG=N runs N busy processes beside the
  * whole run (both methods alike), for the figures on a busy machine.
  *
  * The gap per Service is measured twice: by the mover (delete accepted → create accepted) and, for both methods
@@ -43,6 +44,7 @@ const COUNT = Number(process.env.BENCH_SERVICES ?? 500);
 /** The mover runs once per value, each on its own set of Services. */
 const PARALLELISMS = (process.env.BENCH_PARALLELISM ?? String(DEFAULT_SERVICE_PARALLELISM)).split(",").map(Number);
 const CPU_HOGS = Number(process.env.BENCH_CPU_HOG ?? 0);
+const READY_PODS = process.env.BENCH_READY_PODS !== "0";
 const OLD_RANGE = "10.96.0.0/16";
 const NEW_RANGE = "10.100.0.0/16";
 
@@ -130,6 +132,9 @@ interface MoverRun {
   /** Services whose endpoints the mover bridged (copied), and bridge copies still there after the run (should be 0). */
   bridged: number;
   bridgesLeft: number;
+  /** Copies the controller kept after their hand-over, and Services listing an endpoint twice (should be 0). */
+  handedOverKept: number;
+  duplicated: number;
   timings?: { preflightMillis: number; journalMillis: number; swapMillis: number; finishMillis: number };
   swapLanes?: { min: number; max: number };
 }
@@ -142,9 +147,23 @@ async function moverRun(kc: KubeConfig, namespace: string, ips: Record<string, s
   const totalMs = performance.now() - t0;
   await new Promise((resolve) => setTimeout(resolve, 500));
   watch.stop();
+  // the endpointslice controller settles the handed-over copies (a duplicate of its own dropped) within seconds
+  await new Promise((resolve) => setTimeout(resolve, 10_000));
   const rest = await kubeRest(kc);
-  const bridgesLeft = (await rest.list(`/apis/discovery.k8s.io/v1/namespaces/${namespace}/endpointslices`, { labelSelector: "endpointslice.kubernetes.io/managed-by=cidr-migration.io" })).length;
+  const slices = await rest.list(`/apis/discovery.k8s.io/v1/namespaces/${namespace}/endpointslices`);
   rest.close();
+  const managedBy = (slice: KubeObject) => slice.metadata?.labels?.["endpointslice.kubernetes.io/managed-by"];
+  const bridgesLeft = slices.filter((slice) => managedBy(slice) === "cidr-migration.io").length;
+  // copies handed to the controller and kept by it (still under their copy's name), and Services whose
+  // controller-managed slices list an address twice (a copy and the controller's own both kept)
+  const controllers = slices.filter((slice) => managedBy(slice) === "endpointslice-controller.k8s.io");
+  const handedOverKept = controllers.filter((slice) => slice.metadata?.name?.includes("-cidr-migration-bridge-")).length;
+  const listed = new Map<string, string[]>();
+  for (const slice of controllers) {
+    const service = slice.metadata?.labels?.["kubernetes.io/service-name"] ?? "";
+    listed.set(service, [...(listed.get(service) ?? []), ...((slice.endpoints ?? []) as Array<{ addresses: string[] }>).flatMap((e) => e.addresses)]);
+  }
+  const duplicated = [...listed.values()].filter((addresses) => new Set(addresses).size !== addresses.length).length;
   return {
     parallelism,
     totalMs,
@@ -154,6 +173,8 @@ async function moverRun(kc: KubeConfig, namespace: string, ips: Record<string, s
     restoredEndpoints: report.results.filter((r) => r.restoredEndpoints).length,
     bridged: report.results.filter((r) => r.endpointsBridgedMillis !== undefined).length,
     bridgesLeft,
+    handedOverKept,
+    duplicated,
     timings: report.timings,
     swapLanes: report.swapLanes,
   };
@@ -169,9 +190,9 @@ async function quiesce(rest: KubeRest, namespace: string): Promise<void> {
   const pollMs = Math.max(200, COUNT / 5);
   for (;;) {
     // selector-less Services get slices from the mirroring controller, owned by their Endpoints: not counted;
-    // every selector has a ready pod, so a Service is covered once a slice of its lists that pod
+    // with ready pods behind every selector, a Service is covered once a slice of its lists one
     const services = (await rest.list(paths.services(namespace))).filter((s) => (s.spec as { selector?: object }).selector).map((s) => s.metadata!.uid!);
-    const slices = (await rest.list(`/apis/discovery.k8s.io/v1/namespaces/${namespace}/endpointslices`)).filter((s) => Array.isArray(s.endpoints) && s.endpoints.length > 0);
+    const slices = (await rest.list(`/apis/discovery.k8s.io/v1/namespaces/${namespace}/endpointslices`)).filter((s) => !READY_PODS || (Array.isArray(s.endpoints) && s.endpoints.length > 0));
     const owners = new Set(slices.flatMap((s) => (s.metadata?.ownerReferences ?? []).map((o) => o.uid)));
     const covered = services.filter((uid) => owners.has(uid)).length;
     if (covered >= services.length * 0.99) return;
@@ -210,8 +231,9 @@ async function main(): Promise<void> {
     await runReadyPod(rest, "kube-system", "coredns-1", { "k8s-app": "kube-dns" }, "node-1", "10.244.0.53");
     // a ready pod behind every selector of every set, as in a cluster that serves: the mover then bridges each
     // Service's endpoints (copies them under its name for the move), which costs requests a Service without them does not
+    // (BENCH_READY_PODS=0: none, the shape of the benches before stop 41)
     const namespaces = [...PARALLELISMS.map((p) => `bench-mover-${p}`), ...(withKubectl ? ["bench-kubectl"] : [])];
-    for (const [n, namespace] of namespaces.entries()) {
+    for (const [n, namespace] of (READY_PODS ? namespaces : []).entries()) {
       await Promise.all(Array.from({ length: SELECTORS }, (_, k) => runReadyPod(rest!, namespace, `app-${k}`, { app: `app-${k}` }, "node-1", `10.245.${n}.${k + 1}`)));
     }
     console.log(`seeded ${(PARALLELISMS.length + (withKubectl ? 1 : 0)) * COUNT} Services in ${OLD_RANGE} in ${((performance.now() - seedStart) / 1000).toFixed(1)} s`);
@@ -220,13 +242,8 @@ async function main(): Promise<void> {
     rest = await kubeRest(cluster.kubeConfig());
     console.log(`kube-apiserver now serves ${NEW_RANGE}; the Services still hold their old IPs`);
 
-    const runs: MoverRun[] = [];
-    for (const p of PARALLELISMS) {
-      await quiesce(rest, `bench-mover-${p}`);
-      runs.push(await moverRun(cluster.kubeConfig(), `bench-mover-${p}`, sets.get(p)!, p));
-    }
-
-    // the kubectl loop (BENCH_KUBECTL=0 skips it while tuning the mover)
+    // the kubectl loop first (BENCH_KUBECTL=0 skips it while tuning the mover): the controllers keep up with its
+    // pace, where the mover's runs leave them seconds of work that would slow a loop run after them
     if (withKubectl) await quiesce(rest, "bench-kubectl");
     const theirWatch = await watchGaps(cluster.kubeConfig(), "bench-kubectl");
     const kubectlMs = !withKubectl ? NaN : await kubectlLoop(cluster.kubeconfigPath, "bench-kubectl", theirs);
@@ -234,6 +251,12 @@ async function main(): Promise<void> {
     theirWatch.stop();
     const theirWatched = [...theirWatch.gaps().values()];
     const movedByKubectl = (await rest.list(paths.services("bench-kubectl"))).filter((s) => ((s.spec as { clusterIP: string }).clusterIP ?? "").startsWith("10.100.")).length;
+
+    const runs: MoverRun[] = [];
+    for (const p of PARALLELISMS) {
+      await quiesce(rest, `bench-mover-${p}`);
+      runs.push(await moverRun(cluster.kubeConfig(), `bench-mover-${p}`, sets.get(p)!, p));
+    }
 
     // DNS: stand-in at the final IP, then the swap
     await quiesce(rest, "kube-system");
@@ -255,7 +278,7 @@ async function main(): Promise<void> {
     console.log("");
     for (const r of runs) {
       const t = r.timings;
-      console.log(`mover, parallelism ${r.parallelism}: moved ${r.moved}/${COUNT} (${r.restoredEndpoints} hand-made Endpoints restored, ${r.bridged} bridged, ${r.bridgesLeft} bridge copies left); speed-up ${(kubectlMs / r.totalMs).toFixed(1)}x over the kubectl loop (target >= 20x); gap p99 ${fmt(percentile(r.moverGaps, 0.99))} ms (target < 100 ms)`
+      console.log(`mover, parallelism ${r.parallelism}: moved ${r.moved}/${COUNT} (${r.restoredEndpoints} hand-made Endpoints restored, ${r.bridged} bridged, ${r.handedOverKept} copies handed over and kept by the controller, ${r.bridgesLeft} copies left, ${r.duplicated} Services listing an endpoint twice); speed-up ${(kubectlMs / r.totalMs).toFixed(1)}x over the kubectl loop (target >= 20x); gap p99 ${fmt(percentile(r.moverGaps, 0.99))} ms (target < 100 ms)`
         + (t ? `; phases: read + dependents scan ${fmt(t.preflightMillis)} ms, journal ${fmt(t.journalMillis)} ms, swaps ${fmt(t.swapMillis)} ms, bookkeeping ${fmt(t.finishMillis)} ms` : "")
         + (r.swapLanes ? `; swaps in flight adapted between ${r.swapLanes.min} and ${r.swapLanes.max}` : ""));
     }
