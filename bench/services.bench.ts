@@ -195,7 +195,11 @@ async function quiesce(rest: KubeRest, namespace: string): Promise<void> {
     const slices = (await rest.list(`/apis/discovery.k8s.io/v1/namespaces/${namespace}/endpointslices`)).filter((s) => !READY_PODS || (Array.isArray(s.endpoints) && s.endpoints.length > 0));
     const owners = new Set(slices.flatMap((s) => (s.metadata?.ownerReferences ?? []).map((o) => o.uid)));
     const covered = services.filter((uid) => owners.has(uid)).length;
-    if (covered >= services.length * 0.99) return;
+    // and the garbage collector done with the Services an earlier run deleted: no slice of a Service that is gone
+    const live = new Set(services);
+    const orphaned = (await rest.list(`/apis/discovery.k8s.io/v1/namespaces/${namespace}/endpointslices`))
+      .filter((s) => (s.metadata?.ownerReferences ?? []).some((o) => o.kind === "Service" && !live.has(o.uid))).length;
+    if (covered >= services.length * 0.99 && orphaned === 0) return;
     if (performance.now() - started > limitMs) {
       console.log(`(${namespace}: the endpointslice controller had covered ${covered} of ${services.length} Services after ${Math.round(limitMs / 1000)} s; going on)`);
       return;
@@ -244,7 +248,9 @@ async function main(): Promise<void> {
 
     // the kubectl loop first (BENCH_KUBECTL=0 skips it while tuning the mover): the controllers keep up with its
     // pace, where the mover's runs leave them seconds of work that would slow a loop run after them
-    if (withKubectl) await quiesce(rest, "bench-kubectl");
+    // every set's controllers caught up before each method, so neither pays for the other's aftermath
+    const quiesceAll = async () => { for (const namespace of namespaces) await quiesce(rest!, namespace); };
+    if (withKubectl) await quiesceAll();
     const theirWatch = await watchGaps(cluster.kubeConfig(), "bench-kubectl");
     const kubectlMs = !withKubectl ? NaN : await kubectlLoop(cluster.kubeconfigPath, "bench-kubectl", theirs);
     await new Promise((resolve) => setTimeout(resolve, 500));
@@ -254,7 +260,7 @@ async function main(): Promise<void> {
 
     const runs: MoverRun[] = [];
     for (const p of PARALLELISMS) {
-      await quiesce(rest, `bench-mover-${p}`);
+      await quiesceAll();
       runs.push(await moverRun(cluster.kubeConfig(), `bench-mover-${p}`, sets.get(p)!, p));
     }
 
