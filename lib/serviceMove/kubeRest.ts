@@ -178,25 +178,27 @@ export async function kubeRest(kc: KubeConfig, opts: { maxSockets?: number } = {
   const conn = await connect(kc, opts.maxSockets ?? 64);
   const basePath = conn.base.pathname.replace(/\/$/, "");
 
+  /** A request on the keep-alive agent, with the kubeconfig's TLS and credentials; `path` includes its query. */
+  function open(method: string, path: string, headers: http.OutgoingHttpHeaders, onResponse: (res: http.IncomingMessage) => void, timeout?: number): http.ClientRequest {
+    const transport = conn.base.protocol === "http:" ? http : https;
+    return transport.request({
+      ...conn.options,
+      agent: conn.agent,
+      protocol: conn.base.protocol,
+      hostname: conn.base.hostname,
+      port: conn.base.port,
+      method,
+      path: basePath + path,
+      headers: { ...(conn.options.headers ?? {}), ...headers },
+      ...(timeout === undefined ? {} : { timeout }),
+    }, onResponse);
+  }
+
   function request(method: string, path: string, body?: unknown, contentType = "application/json", accept = "application/json"): Promise<unknown> {
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-    const transport = conn.base.protocol === "http:" ? http : https;
     return new Promise((resolve, reject) => {
-      const req = transport.request({
-        ...conn.options,
-        agent: conn.agent,
-        protocol: conn.base.protocol,
-        hostname: conn.base.hostname,
-        port: conn.base.port,
-        method,
-        path: basePath + path,
-        headers: {
-          ...(conn.options.headers ?? {}),
-          Accept: accept,
-          ...(payload ? { "Content-Type": contentType, "Content-Length": payload.length } : {}),
-        },
-        timeout: REQUEST_TIMEOUT_MS,
-      }, (res) => {
+      const headers = { Accept: accept, ...(payload ? { "Content-Type": contentType, "Content-Length": payload.length } : {}) };
+      const req = open(method, path, headers, (res) => {
         const chunks: Buffer[] = [];
         res.on("data", (chunk: Buffer) => chunks.push(chunk));
         res.on("error", reject);
@@ -207,7 +209,7 @@ export async function kubeRest(kc: KubeConfig, opts: { maxSockets?: number } = {
           if (status >= 200 && status < 300) resolve(accept.startsWith("text/") ? text : parsed);
           else reject(kubeApiError(status, String(parsed.reason ?? res.statusMessage ?? ""), String(parsed.message ?? ""), method, path));
         });
-      });
+      }, REQUEST_TIMEOUT_MS);
       req.on("timeout", () => req.destroy(Object.assign(new Error(`${method} ${path}: no answer within ${REQUEST_TIMEOUT_MS} ms`), { code: "REQUEST_TIMEOUT" })));
       req.on("error", reject);
       if (payload) req.write(payload);
@@ -250,17 +252,8 @@ export async function kubeRest(kc: KubeConfig, opts: { maxSockets?: number } = {
       onEnd(err);
     };
     const params = new URLSearchParams({ ...query, watch: "1" });
-    const transport = conn.base.protocol === "http:" ? http : https;
-    const req = transport.request({
-      ...conn.options,
-      agent: conn.agent,
-      protocol: conn.base.protocol,
-      hostname: conn.base.hostname,
-      port: conn.base.port,
-      method: "GET",
-      path: `${basePath}${path}?${params.toString()}`,
-      headers: { ...(conn.options.headers ?? {}), Accept: "application/json" },
-    }, (res) => {
+    // no socket timeout: a watch may be quiet for minutes
+    const req = open("GET", `${path}?${params.toString()}`, { Accept: "application/json" }, (res) => {
       if (res.statusCode !== 200) {
         res.resume();
         end(kubeApiError(res.statusCode ?? 0, res.statusMessage ?? "", "watch refused", "GET", path));
