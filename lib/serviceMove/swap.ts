@@ -240,7 +240,7 @@ async function swapIn(ctx: Context, prepared: Prepared, where: string): Promise<
     await bridgeEndpointsTo(ctx, created, slicesPath, oldSlices, undefined, true);
     return { created, gapMillis: createdAt - deleted, attempts, bridgedMillis: nowMs() - createdAt, copies };
   }
-  // the copies get the new Service as owner in phase 3, and only if they outlive it there: not a write in the lane
+  // the copies are handed to the controller in phase 3 (finish.ts endBridge): not a write in the lane
   return { created, gapMillis: createdAt - deleted, attempts, bridgedMillis: 0, copies };
 }
 
