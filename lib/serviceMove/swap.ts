@@ -202,10 +202,11 @@ async function swapIn(ctx: Context, prepared: Prepared, where: string): Promise<
     faultPoint("after-dns-bridge", key);
     return { created, gapMillis: createdAt - deleted, attempts, createdAt, bridgedMillis: nowMs() - createdAt };
   }
-  // A selector Service's endpoints as the controller wrote them, copied under its name alongside the delete
+  // A selector Service's endpoints as the controller wrote them, copied under its name before the delete
   // (endpointBridge.ts): DNS answers the new IP at once, and until kube-proxy has endpoints for it, a connection
-  // there is refused (seen on the node lab: about a second per Service). The copy and the delete go together: the
-  // copies have no owner, so the delete cannot take them, and the create waits only for the delete.
+  // there is refused (seen on the node lab: about a second per Service). Before, not beside: a copy that lands
+  // after the create lets kube-proxy program the new Service without endpoints (a REJECT) for a sync period; on
+  // the node lab, with the copy made beside the delete, single requests were refused again.
   let oldSlices: KubeObject[] = [];
   let slicesPath = "";
   const current = live && uidOf(live) === oldUid && !live.metadata?.deletionTimestamp;
@@ -220,11 +221,11 @@ async function swapIn(ctx: Context, prepared: Prepared, where: string): Promise<
       ctx.warnings.push(`Service ${key}: its endpoints could not be read for the bridge (${(err as Error).message.split("\n")[0]}); it answers once the endpointslice controller has written them`);
     }
   }
-  const copying = oldSlices.length > 0 ? copySlices(ctx, slicesPath, oldSlices, { namespace: entry.namespace, name: entry.name }, true) : Promise.resolve(false);
+  const preCopied = oldSlices.length > 0 && (await copySlices(ctx, slicesPath, oldSlices, { namespace: entry.namespace, name: entry.name }, true));
   try {
     if (current) await deleteJournaled(ctx, prepared, where);
   } catch (err) {
-    if (await copying) await removeCopies(ctx, slicesPath, entry.name, oldSlices.length);
+    if (preCopied) await removeCopies(ctx, slicesPath, entry.name, oldSlices.length);
     throw err;
   }
   const deleted = nowMs();
@@ -233,7 +234,6 @@ async function swapIn(ctx: Context, prepared: Prepared, where: string): Promise<
   const { body } = prepared.recreate;
   const { created, attempts } = await createWhenFree(ctx, body, key, oldUid, where);
   const createdAt = nowMs();
-  const preCopied = await copying;
   if (oldSlices.length === 0) return { created, gapMillis: createdAt - deleted, attempts };
   const copies = oldSlices.map((_, i) => bridgeSliceName(entry.name, i));
   if (!preCopied) {
