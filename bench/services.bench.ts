@@ -192,13 +192,13 @@ async function quiesce(rest: KubeRest, namespace: string): Promise<void> {
     // selector-less Services get slices from the mirroring controller, owned by their Endpoints: not counted;
     // with ready pods behind every selector, a Service is covered once a slice of its lists one
     const services = (await rest.list(paths.services(namespace))).filter((s) => (s.spec as { selector?: object }).selector).map((s) => s.metadata!.uid!);
-    const slices = (await rest.list(`/apis/discovery.k8s.io/v1/namespaces/${namespace}/endpointslices`)).filter((s) => !READY_PODS || (Array.isArray(s.endpoints) && s.endpoints.length > 0));
-    const owners = new Set(slices.flatMap((s) => (s.metadata?.ownerReferences ?? []).map((o) => o.uid)));
+    const slices = await rest.list(`/apis/discovery.k8s.io/v1/namespaces/${namespace}/endpointslices`);
+    const serving = slices.filter((s) => !READY_PODS || (Array.isArray(s.endpoints) && s.endpoints.length > 0));
+    const owners = new Set(serving.flatMap((s) => (s.metadata?.ownerReferences ?? []).map((o) => o.uid)));
     const covered = services.filter((uid) => owners.has(uid)).length;
     // and the garbage collector done with the Services an earlier run deleted: no slice of a Service that is gone
     const live = new Set(services);
-    const orphaned = (await rest.list(`/apis/discovery.k8s.io/v1/namespaces/${namespace}/endpointslices`))
-      .filter((s) => (s.metadata?.ownerReferences ?? []).some((o) => o.kind === "Service" && !live.has(o.uid))).length;
+    const orphaned = slices.filter((s) => (s.metadata?.ownerReferences ?? []).some((o) => o.kind === "Service" && !live.has(o.uid))).length;
     if (covered >= services.length * 0.99 && orphaned === 0) return;
     if (performance.now() - started > limitMs) {
       console.log(`(${namespace}: the endpointslice controller had covered ${covered} of ${services.length} Services after ${Math.round(limitMs / 1000)} s; going on)`);
@@ -247,8 +247,8 @@ async function main(): Promise<void> {
     console.log(`kube-apiserver now serves ${NEW_RANGE}; the Services still hold their old IPs`);
 
     // the kubectl loop first (BENCH_KUBECTL=0 skips it while tuning the mover): the controllers keep up with its
-    // pace, where the mover's runs leave them seconds of work that would slow a loop run after them
-    // every set's controllers caught up before each method, so neither pays for the other's aftermath
+    // pace, where the mover's runs leave them seconds of work that would slow a loop run after them; and every
+    // set's controllers caught up before each method, so neither pays for the other's aftermath
     const quiesceAll = async () => { for (const namespace of namespaces) await quiesce(rest!, namespace); };
     if (withKubectl) await quiesceAll();
     const theirWatch = await watchGaps(cluster.kubeConfig(), "bench-kubectl");

@@ -58,6 +58,14 @@ export function handOverPatch(target: BridgeTarget) {
   return { metadata: { labels: { [MANAGED_BY_LABEL]: SLICE_CONTROLLER }, ownerReferences: [{ ...bridgeOwner(target), controller: true }] } };
 }
 
+/**
+ * A move whose bridge copies the Service's own slices: one with a selector and no hand-made Endpoints, other than
+ * the DNS swap (which copies the stand-in's).
+ */
+export function bridgesOwnSlices(entry: { service: KubeObject; endpoints?: KubeObject; vacate?: unknown }): boolean {
+  return !entry.vacate && selectsPods(entry.service) && !entry.endpoints;
+}
+
 /** A Service whose endpoints the controllers write: it has a selector. */
 export function selectsPods(service: KubeObject): boolean {
   const selector = (service.spec as { selector?: Record<string, string> | null } | undefined)?.selector;

@@ -7,7 +7,7 @@ import { isStatus, KubeObject, paths } from "./kubeRest";
 import { retryOnConflict } from "./retryOnConflict";
 import { clusterIpsOf, differingUserFields } from "./recreateBody";
 import type { Prepared } from "./prepare";
-import { BRIDGE_MANAGER, bridgeOwner, BridgeTarget, controllerSlicesOf, handOverPatch, selectsPods, SERVICE_NAME_LABEL } from "./endpointBridge";
+import { BRIDGE_MANAGER, bridgeOwner, BridgeTarget, bridgesOwnSlices, controllerSlicesOf, handOverPatch, SERVICE_NAME_LABEL } from "./endpointBridge";
 import { Context, POLL_MS, SETTLE_POLL_MS, describeDependent, journalWhere, moveError, nowMs, retrying, round, uidOf } from "./moverContext";
 import { Swapped, endpointSlicesPath } from "./swap";
 import { sleep } from "../concurrency/sleep";
@@ -185,7 +185,7 @@ export async function finishMove(ctx: Context, swapped: Swapped): Promise<Pendin
   if (entry.vacate) {
     const seen = await removeDnsBridge(ctx, entry, swapped.created, where);
     if (seen !== undefined && swapped.createdAt !== undefined) swapped.result.controllerSliceMillis = round(seen - swapped.createdAt);
-  } else if (selectsPods(entry.service) && !entry.endpoints) {
+  } else if (bridgesOwnSlices(entry)) {
     // Looked for even when this run bridged nothing: an interrupted run may have copied the slices (before its
     // delete) or bridged the Service it created. A failure here leaves the bridge to the sweep, which tries again:
     // the Service itself is moved and verified.

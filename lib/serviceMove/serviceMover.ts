@@ -18,7 +18,7 @@ import { Prepared, abandon, detachMove, journalEntryFor, preparedMove } from "./
 import { ensureStandIn } from "./standInMove";
 import { Swapped, allEndpointSlicesPath, swapMove, waitGone } from "./swap";
 import { mirrorSlices } from "./sliceMirror";
-import { selectsPods } from "./endpointBridge";
+import { bridgesOwnSlices } from "./endpointBridge";
 import { AHEAD_ANNOTATION, removeNewIpsAhead, routeNewIpsAhead } from "./newIpAhead";
 import { sleep } from "../concurrency/sleep";
 
@@ -241,7 +241,7 @@ async function swapPhase(run: Run, prepared: Prepared[]): Promise<SwapPhase> {
  * bridge (see sliceMirror.ts); without the mirror each move reads its own.
  */
 async function mirrorSlicesForBridges(ctx: Context, prepared: Prepared[]): Promise<void> {
-  if (!prepared.some((p) => selectsPods(p.entry.service) && !p.entry.endpoints && !p.entry.vacate)) return;
+  if (!prepared.some((p) => bridgesOwnSlices(p.entry))) return;
   try {
     ctx.slices = await mirrorSlices(ctx.rest, await allEndpointSlicesPath(ctx));
   } catch (err) {

@@ -4,7 +4,7 @@ import { ServiceRef, serviceRefKey } from "./serviceRef";
 import { isStatus, isTransient, KubeApiError, KubeObject, paths } from "./kubeRest";
 import { MoveResult } from "./moveTypes";
 import { clusterIpsOf, differingUserFields, spec } from "./recreateBody";
-import { bridgeEndpoints, bridgeSliceName, bridgeSlices, selectsPods, SERVICE_NAME_LABEL, SLICE_CONTROLLER, SliceTarget } from "./endpointBridge";
+import { bridgeEndpoints, bridgeSliceName, bridgeSlices, bridgesOwnSlices, SERVICE_NAME_LABEL, SLICE_CONTROLLER, SliceTarget } from "./endpointBridge";
 import { ownBridgeSlices, restoreEndpoints, verifyService } from "./finish";
 import { Context, LEAK_SUSPICION_MS, MAX_BACKOFF_MS, POLL_MS, journalWhere, moveError, nowMs, retrying, round, uidOf, writeJournal } from "./moverContext";
 import { Prepared, recreateBodyOf, rollBack } from "./prepare";
@@ -210,7 +210,7 @@ async function swapIn(ctx: Context, prepared: Prepared, where: string): Promise<
   let oldSlices: KubeObject[] = [];
   let slicesPath = "";
   const current = live && uidOf(live) === oldUid && !live.metadata?.deletionTimestamp;
-  if (current && selectsPods(entry.service) && !entry.endpoints) {
+  if (current && bridgesOwnSlices(entry)) {
     try {
       slicesPath = await endpointSlicesPath(ctx, entry.namespace);
       const mirrored = ctx.slices?.slicesOf(entry.namespace, entry.name)?.filter((slice) => slice.metadata?.labels?.[MANAGED_BY_LABEL] === SLICE_CONTROLLER);
@@ -221,11 +221,12 @@ async function swapIn(ctx: Context, prepared: Prepared, where: string): Promise<
       ctx.warnings.push(`Service ${key}: its endpoints could not be read for the bridge (${(err as Error).message.split("\n")[0]}); it answers once the endpointslice controller has written them`);
     }
   }
+  const copies = oldSlices.map((_, i) => bridgeSliceName(entry.name, i));
   const preCopied = oldSlices.length > 0 && (await copySlices(ctx, slicesPath, oldSlices, { namespace: entry.namespace, name: entry.name }, true));
   try {
     if (current) await deleteJournaled(ctx, prepared, where);
   } catch (err) {
-    if (preCopied) await removeCopies(ctx, slicesPath, entry.name, oldSlices.length);
+    if (preCopied) await removeCopies(ctx, slicesPath, copies);
     throw err;
   }
   const deleted = nowMs();
@@ -235,7 +236,6 @@ async function swapIn(ctx: Context, prepared: Prepared, where: string): Promise<
   const { created, attempts } = await createWhenFree(ctx, body, key, oldUid, where);
   const createdAt = nowMs();
   if (oldSlices.length === 0) return { created, gapMillis: createdAt - deleted, attempts };
-  const copies = oldSlices.map((_, i) => bridgeSliceName(entry.name, i));
   if (!preCopied) {
     await bridgeEndpointsTo(ctx, created, slicesPath, oldSlices, undefined, true);
     return { created, gapMillis: createdAt - deleted, attempts, bridgedMillis: nowMs() - createdAt, copies };
@@ -256,8 +256,7 @@ async function copySlices(ctx: Context, slicesPath: string, slices: KubeObject[]
 }
 
 /** The copies made for a move whose delete then failed: the Service stays as it was, so they go; best effort (a re-run's move sweeps them). */
-async function removeCopies(ctx: Context, slicesPath: string, service: string, count: number): Promise<void> {
-  const names = Array.from({ length: count }, (_, i) => bridgeSliceName(service, i));
+async function removeCopies(ctx: Context, slicesPath: string, names: string[]): Promise<void> {
   await Promise.all(names.map((name) => ctx.rest.delete(`${slicesPath}/${encodeURIComponent(name)}`).catch((err) => { if (!isStatus(err, 404)) throw err; })))
     .catch(() => undefined);
 }
@@ -275,16 +274,21 @@ function hasEndpoints(slice: KubeObject): boolean {
   return Array.isArray(slice.endpoints) && slice.endpoints.length > 0;
 }
 
-/** Where this cluster serves EndpointSlices (discovery.k8s.io/v1 from 1.21, v1beta1 on 1.20), every namespace's; asked once a run. */
-export async function allEndpointSlicesPath(ctx: Context): Promise<string> {
+/** The discovery.k8s.io version this cluster serves EndpointSlices at (v1 from 1.21, v1beta1 on 1.20); asked once a run. */
+function endpointSlicesGroup(ctx: Context): Promise<string> {
   ctx.endpointSlicesVersion ??= ctx.rest.getOptional("/apis/discovery.k8s.io")
     .then((group) => (group?.preferredVersion as { version?: string } | undefined)?.version ?? "v1");
-  return `/apis/discovery.k8s.io/${await ctx.endpointSlicesVersion}/endpointslices`;
+  return ctx.endpointSlicesVersion.then((version) => `/apis/discovery.k8s.io/${version}`);
+}
+
+/** Every namespace's EndpointSlices. */
+export async function allEndpointSlicesPath(ctx: Context): Promise<string> {
+  return `${await endpointSlicesGroup(ctx)}/endpointslices`;
 }
 
 /** The EndpointSlices of `namespace`. */
 export async function endpointSlicesPath(ctx: Context, namespace: string): Promise<string> {
-  return (await allEndpointSlicesPath(ctx)).replace(/\/endpointslices$/, `/namespaces/${encodeURIComponent(namespace)}/endpointslices`);
+  return `${await endpointSlicesGroup(ctx)}/namespaces/${encodeURIComponent(namespace)}/endpointslices`;
 }
 
 /** The stand-in's endpoints copied to the new Service right after its create; best effort (the controllers follow). */

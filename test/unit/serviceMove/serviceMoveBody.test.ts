@@ -11,7 +11,7 @@ import {
   buildRecreateBody, clusterIpsOf, differingUserFields, holdsNoClusterIp, SERVER_SET_METADATA,
 } from "../../../lib/serviceMove/recreateBody";
 import { buildStandInBody } from "../../../lib/serviceMove/standIn";
-import { bridgeEndpoints, bridgeSlices, controllerSlicesOf, handOverPatch } from "../../../lib/serviceMove/endpointBridge";
+import { bridgeEndpoints, bridgeSlices, bridgesOwnSlices, controllerSlicesOf, handOverPatch } from "../../../lib/serviceMove/endpointBridge";
 
 const FIXTURES = path.join(__dirname, "..", "..", "fixtures", "services");
 
@@ -305,6 +305,11 @@ describe("serviceMove: the DNS stand-in", () => {
       labels: { "kubernetes.io/service-name": "web", "endpointslice.kubernetes.io/managed-by": "cidr-migration.io", app: "web", tier: "front" },
     }, "no owner before the new Service exists; the Service's labels kept, ours as manager");
     assert.deepEqual(bridgeSlices([ownSlice], { namespace: "shop", name: "web" })[0].metadata?.labels, { "kubernetes.io/service-name": "web", "endpointslice.kubernetes.io/managed-by": "cidr-migration.io" }, "a stand-in's labels are not copied");
+    const service: KubeObject = { metadata: { name: "web" }, spec: { selector: { app: "web" } } };
+    assert.equal(bridgesOwnSlices({ service }), true, "a selector Service bridges its own slices");
+    assert.equal(bridgesOwnSlices({ service, endpoints: { metadata: { name: "web" } } }), false, "hand-made Endpoints are restored, not bridged");
+    assert.equal(bridgesOwnSlices({ service, vacate: { namespace: "kube-system", name: "kube-dns-cidr-migration-temp" } }), false, "the DNS swap copies the stand-in's");
+    assert.equal(bridgesOwnSlices({ service: { metadata: { name: "db" }, spec: {} } }), false, "no selector, no controller slices");
     assert.deepEqual(handOverPatch({ namespace: "shop", name: "web", uid: "new-uid" }), {
       metadata: {
         labels: { "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io" },
