@@ -20,21 +20,28 @@ import { MANAGED_BY_LABEL } from "./dependents";
  * REJECT) and, past its minimum sync period, only a second later with them; on the node lab that was about a
  * second of refused connections per Service. So a moved Service's copies are made before its delete, without an
  * owner: kube-proxy merges them with the old Service's own slices (same endpoints), and the new Service has
- * endpoints from its first sync. Once it exists they are given it as owner.
+ * endpoints from its first sync.
  *
- * The copied slices are labelled managed-by cidr-migration.io (the endpointslice controller leaves slices it does
- * not manage alone). A moved Service's copies are then handed to the controller (finish.ts): relabelled as its own
- * and owned by the new Service, they are what it would have written (the same pods, ports and labels), so it keeps
- * them and writes nothing. Waiting for the controller to write its own instead cost the run the controller's
- * backlog: kube-controller-manager writes at 20 requests/s, 25 s for 500 moved Services. Should the controller
- * have written its own first, the copies are deleted (and if both meet, its next sync drops the duplicates). The
- * DNS swap's copies (the stand-in's slices, labelled for the stand-in) are deleted once the controller's own
- * exist. An interrupted run's re-run finds the copies by their label and does the same. The copied Endpoints are
- * the controller's to take over: it rewrites Endpoints of a Service with a selector whoever created them.
+ * Those copies are born the endpointslice controller's (`ownSliceCopies`): its managed-by label and the labels it
+ * derived from the Service, no owner, and BRIDGE_COPY_LABEL. The controller deletes a slice of its own label that
+ * the Service does not own, but only after it has created the Service's own slices (its reconciler creates before
+ * it deletes, read in k8s.io/endpointslice v0.37.2 `finalize`), so the copies serve until the controller's replace
+ * them and the mover writes nothing more for them. A copy's own add event queues its Service a second later
+ * (endpointSliceChangeMinSyncDelay), well after the delete and create that follow it within milliseconds; an
+ * interrupted run's copies go the same way once the Service syncs. Handing the copies over (relabel and owner,
+ * one write per Service) or waiting for the controller's own slices (kube-controller-manager writes at 20
+ * requests/s: 25 s for 500 moved Services) cost the run that much more.
+ *
+ * The DNS swap's copies (the stand-in's slices) and copies made after a create (the fallback when a copy before the
+ * delete failed) are labelled managed-by cidr-migration.io, which the endpointslice controller leaves alone; they are
+ * deleted once the controller's own slices exist, or handed to it (finish.ts). The copied Endpoints are the
+ * controller's to take over: it rewrites Endpoints of a Service with a selector whoever created them.
  */
 
 export const BRIDGE_MANAGER = "cidr-migration.io";
 export const SERVICE_NAME_LABEL = "kubernetes.io/service-name";
+/** Marks the copies made before a delete (ownSliceCopies), which carry the controller's managed-by label. */
+export const BRIDGE_COPY_LABEL = "cidr-migration.io/bridge-copy";
 
 /** The endpointslice controller's value of MANAGED_BY_LABEL: the slices it writes for a Service with a selector. */
 export const SLICE_CONTROLLER = "endpointslice-controller.k8s.io";
@@ -77,25 +84,34 @@ export function bridgeSliceName(service: string, index: number): string {
 }
 
 /**
- * Copies of `sourceSlices` (the stand-in's, or the moved Service's own), for the new Service. `keepLabels`: the
- * source is the Service's own, whose labels the controller derived from the Service's (kept, so that the controller
- * finds a handed-over copy as it would write it).
+ * Copies of `sourceSlices` (the stand-in's, or the moved Service's own after its create), for the new Service,
+ * labelled managed-by cidr-migration.io. `keepLabels`: the source is the Service's own, whose labels the controller
+ * derived from the Service's (kept, so that the controller finds a handed-over copy as it would write it).
  */
 export function bridgeSlices(sourceSlices: KubeObject[], target: SliceTarget, keepLabels = false): KubeObject[] {
-  return sourceSlices.map((slice, index) => {
-    const copy: KubeObject = {
-      apiVersion: slice.apiVersion,
-      kind: "EndpointSlice",
-      metadata: {
-        name: bridgeSliceName(target.name, index),
-        namespace: target.namespace,
-        labels: { ...(keepLabels ? slice.metadata?.labels : {}), [SERVICE_NAME_LABEL]: target.name, [MANAGED_BY_LABEL]: BRIDGE_MANAGER },
-        ...(target.uid ? { ownerReferences: [bridgeOwner({ ...target, uid: target.uid })] } : {}),
-      },
-    };
-    for (const key of ["addressType", "endpoints", "ports"]) if (slice[key] !== undefined) copy[key] = structuredClone(slice[key]);
-    return copy;
-  });
+  return sourceSlices.map((slice, index) => sliceCopy(slice, index, target,
+    { ...(keepLabels ? slice.metadata?.labels : {}), [SERVICE_NAME_LABEL]: target.name, [MANAGED_BY_LABEL]: BRIDGE_MANAGER }));
+}
+
+/** Copies of a moved Service's own slices, made before its delete: the controller's, for it to replace (see above). */
+export function ownSliceCopies(sourceSlices: KubeObject[], target: Omit<SliceTarget, "uid">): KubeObject[] {
+  return sourceSlices.map((slice, index) => sliceCopy(slice, index, target,
+    { ...slice.metadata?.labels, [SERVICE_NAME_LABEL]: target.name, [MANAGED_BY_LABEL]: SLICE_CONTROLLER, [BRIDGE_COPY_LABEL]: "true" }));
+}
+
+function sliceCopy(slice: KubeObject, index: number, target: SliceTarget, labels: Record<string, string>): KubeObject {
+  const copy: KubeObject = {
+    apiVersion: slice.apiVersion,
+    kind: "EndpointSlice",
+    metadata: {
+      name: bridgeSliceName(target.name, index),
+      namespace: target.namespace,
+      labels,
+      ...(target.uid ? { ownerReferences: [bridgeOwner({ ...target, uid: target.uid })] } : {}),
+    },
+  };
+  for (const key of ["addressType", "endpoints", "ports"]) if (slice[key] !== undefined) copy[key] = structuredClone(slice[key]);
+  return copy;
 }
 
 /** A copy of the stand-in's Endpoints (its addresses and ports) under the new Service's name. */

@@ -186,9 +186,10 @@ export async function finishMove(ctx: Context, swapped: Swapped): Promise<Pendin
     const seen = await removeDnsBridge(ctx, entry, swapped.created, where);
     if (seen !== undefined && swapped.createdAt !== undefined) swapped.result.controllerSliceMillis = round(seen - swapped.createdAt);
   } else if (bridgesOwnSlices(entry)) {
-    // Looked for even when this run bridged nothing: an interrupted run may have copied the slices (before its
-    // delete) or bridged the Service it created. A failure here leaves the bridge to the sweep, which tries again:
-    // the Service itself is moved and verified.
+    // The copies made before the delete are the controller's to replace (endpointBridge.ts); what is looked for
+    // here are ours: copies made after the create (when those before the delete failed), by this run or an
+    // interrupted one. A failure here leaves the bridge to the sweep, which tries again: the Service itself is
+    // moved and verified.
     bridgeLeft = await retrying(() => endBridge(ctx, targetOf(swapped.created), swapped.copies)).catch(() => ({ ...targetOf(swapped.created), copies: swapped.copies ?? [] }));
   }
   swapped.result.relinkedDependents = await relinkDependents(ctx, entry, swapped.uidMap);

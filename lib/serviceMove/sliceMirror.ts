@@ -5,9 +5,9 @@ import { KubeObject, KubeRest } from "./kubeRest";
 /**
  * The EndpointSlices a move reads (the endpointslice controller's, and the bridge copies of endpointBridge.ts),
  * mirrored by one list and one watch from the first swap to the end of the bookkeeping. A swap copies its
- * Service's endpoints before the delete, and its bookkeeping looks for the controller's new slices to remove the
- * copies; read from the mirror, neither costs a request, where they cost a list per Service each (bench:services:
- * about a quarter of the swap time on 500 Services, on a control plane the moves already keep busy).
+ * Service's endpoints before the delete, and its bookkeeping looks for copies of ours left to hand over or remove;
+ * read from the mirror, neither costs a request, where they cost a list per Service each (bench:services: about a
+ * quarter of the swap time on 500 Services, on a control plane the moves already keep busy).
  *
  * The mirror is as fresh as a read: the watch delivers each change within milliseconds, and a list served from
  * the apiserver's watch cache is no fresher. Once the watch has ended (closed by the apiserver, an error),

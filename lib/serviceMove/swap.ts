@@ -4,7 +4,7 @@ import { ServiceRef, serviceRefKey } from "./serviceRef";
 import { isStatus, isTransient, KubeApiError, KubeObject, paths } from "./kubeRest";
 import { MoveResult } from "./moveTypes";
 import { clusterIpsOf, differingUserFields, spec } from "./recreateBody";
-import { bridgeEndpoints, bridgeSliceName, bridgeSlices, bridgesOwnSlices, SERVICE_NAME_LABEL, SLICE_CONTROLLER, SliceTarget } from "./endpointBridge";
+import { bridgeEndpoints, bridgeSliceName, bridgeSlices, bridgesOwnSlices, ownSliceCopies, SERVICE_NAME_LABEL, SLICE_CONTROLLER, SliceTarget } from "./endpointBridge";
 import { ownBridgeSlices, restoreEndpoints, verifyService } from "./finish";
 import { Context, LEAK_SUSPICION_MS, MAX_BACKOFF_MS, POLL_MS, journalWhere, moveError, nowMs, retrying, round, uidOf, writeJournal } from "./moverContext";
 import { Prepared, recreateBodyOf, rollBack } from "./prepare";
@@ -221,12 +221,12 @@ async function swapIn(ctx: Context, prepared: Prepared, where: string): Promise<
       ctx.warnings.push(`Service ${key}: its endpoints could not be read for the bridge (${(err as Error).message.split("\n")[0]}); it answers once the endpointslice controller has written them`);
     }
   }
-  const copies = oldSlices.map((_, i) => bridgeSliceName(entry.name, i));
-  const preCopied = oldSlices.length > 0 && (await copySlices(ctx, slicesPath, oldSlices, { namespace: entry.namespace, name: entry.name }, true));
+  const copies = ownSliceCopies(oldSlices, { namespace: entry.namespace, name: entry.name });
+  const preCopied = copies.length > 0 && (await createCopies(ctx, slicesPath, copies, key));
   try {
     if (current) await deleteJournaled(ctx, prepared, where);
   } catch (err) {
-    if (preCopied) await removeCopies(ctx, slicesPath, copies);
+    if (preCopied) await removeCopies(ctx, slicesPath, copies.map((copy) => copy.metadata!.name!));
     throw err;
   }
   const deleted = nowMs();
@@ -238,19 +238,23 @@ async function swapIn(ctx: Context, prepared: Prepared, where: string): Promise<
   if (oldSlices.length === 0) return { created, gapMillis: createdAt - deleted, attempts };
   if (!preCopied) {
     await bridgeEndpointsTo(ctx, created, slicesPath, oldSlices, undefined, true);
-    return { created, gapMillis: createdAt - deleted, attempts, bridgedMillis: nowMs() - createdAt, copies };
+    return { created, gapMillis: createdAt - deleted, attempts, bridgedMillis: nowMs() - createdAt, copies: copies.map((copy) => copy.metadata!.name!) };
   }
-  // the copies are handed to the controller in phase 3 (finish.ts endBridge): not a write in the lane
-  return { created, gapMillis: createdAt - deleted, attempts, bridgedMillis: 0, copies };
+  // the copies are the endpointslice controller's to replace (endpointBridge.ts ownSliceCopies): nothing to hand over
+  return { created, gapMillis: createdAt - deleted, attempts, bridgedMillis: 0 };
 }
 
 /** Copies of `slices` under the Service's name, without an owner, made before its delete; false if they could not be made. */
-async function copySlices(ctx: Context, slicesPath: string, slices: KubeObject[], target: SliceTarget, ownSlices = false): Promise<boolean> {
+async function copySlices(ctx: Context, slicesPath: string, slices: KubeObject[], target: SliceTarget): Promise<boolean> {
+  return createCopies(ctx, slicesPath, bridgeSlices(slices, target), `${target.namespace}/${target.name}`);
+}
+
+async function createCopies(ctx: Context, slicesPath: string, copies: KubeObject[], key: string): Promise<boolean> {
   try {
-    await Promise.all(bridgeSlices(slices, target, ownSlices).map((slice) => ctx.rest.create(slicesPath, slice).catch((err) => { if (!isStatus(err, 409)) throw err; })));
+    await Promise.all(copies.map((copy) => ctx.rest.create(slicesPath, copy).catch((err) => { if (!isStatus(err, 409)) throw err; })));
     return true;
   } catch (err) {
-    ctx.warnings.push(`Service ${target.namespace}/${target.name}: its endpoints could not be copied before its move (${(err as Error).message.split("\n")[0]}); they are copied right after its create`);
+    ctx.warnings.push(`Service ${key}: its endpoints could not be copied before its move (${(err as Error).message.split("\n")[0]}); they are copied right after its create`);
     return false;
   }
 }

@@ -152,10 +152,15 @@ function defineTests(): void {
         assert.equal(crash.signal, "SIGKILL", `the child must die at ${point}; it ended with code ${crash.code}: ${crash.output.slice(0, 500)}`);
         const journaled = await journalKeys();
         if (point !== "before-journal" && point !== "after-journal-remove") assert.ok(journaled.includes(key), `${key} is journaled after a cut at ${point} (journal: ${journaled.join(", ")})`);
-        const bridgeOf = async (name: string) => (await rest.list(`/apis/discovery.k8s.io/v1/namespaces/${seed.namespace}/endpointslices`, { labelSelector: `endpointslice.kubernetes.io/managed-by=cidr-migration.io,kubernetes.io/service-name=${name}` }));
+        // the bridge's copies: made before a delete (the controller's label, ours beside it), or after a create (ours as manager)
+        const bridgeOf = async (name: string) => (await rest.list(`/apis/discovery.k8s.io/v1/namespaces/${seed.namespace}/endpointslices`, { labelSelector: `kubernetes.io/service-name=${name}` }))
+          .filter((slice) => slice.metadata?.labels?.["cidr-migration.io/bridge-copy"] === "true" || slice.metadata?.labels?.["endpointslice.kubernetes.io/managed-by"] === "cidr-migration.io");
         if (point === "after-delete" && target === "web") {
-          // the old endpoints were copied under web's name before its delete, owned by nobody until the new web exists
+          // the old endpoints were copied under web's name before its delete, owned by nobody: the controller's to
+          // replace once the new web exists (it creates its own before it deletes them)
           const copies = await bridgeOf("web");
+          assert.ok(copies.length > 0, "web's endpoints were copied before its delete");
+          assert.deepEqual(copies.map((c) => c.metadata?.labels?.["endpointslice.kubernetes.io/managed-by"]), copies.map(() => SLICE_CONTROLLER));
           assert.equal(await rest.getOptional(paths.service(seed.namespace, "web")), undefined, "web is deleted");
           assert.deepEqual(copies.flatMap((c) => ((c.endpoints ?? []) as Array<{ addresses: string[] }>).flatMap((e) => e.addresses)).sort(), sliceAddresses(before, "web", SLICE_CONTROLLER));
           assert.deepEqual(copies.map((c) => c.metadata?.ownerReferences ?? []), copies.map(() => []));

@@ -75,7 +75,7 @@ function extensions(opts: IssueOptions): string {
     return lines.join("\n") + "\n";
 }
 
-export async function createPki(dir: string): Promise<Pki> {
+export async function createPki(dir: string, caName = "cidr-migration-testbed-ca"): Promise<Pki> {
     fs.mkdirSync(dir, { recursive: true });
     const caCertPath = path.join(dir, "ca.crt");
     const caKeyPath = path.join(dir, "ca.key");
@@ -83,7 +83,7 @@ export async function createPki(dir: string): Promise<Pki> {
         await generateKey(caKeyPath, dir);
         await openssl([
             "req", "-x509", "-new", "-key", caKeyPath, "-out", caCertPath, "-days", "30",
-            "-subj", subject("cidr-migration-testbed-ca"), "-set_serial", randomSerial(),
+            "-subj", subject(caName), "-set_serial", randomSerial(),
             "-addext", "basicConstraints=critical,CA:TRUE",
             "-addext", "keyUsage=critical,keyCertSign,cRLSign,digitalSignature",
         ], dir);

@@ -11,7 +11,7 @@ import {
   buildRecreateBody, clusterIpsOf, differingUserFields, holdsNoClusterIp, SERVER_SET_METADATA,
 } from "../../../lib/serviceMove/recreateBody";
 import { buildStandInBody } from "../../../lib/serviceMove/standIn";
-import { bridgeEndpoints, bridgeSlices, bridgesOwnSlices, controllerSlicesOf, handOverPatch } from "../../../lib/serviceMove/endpointBridge";
+import { bridgeEndpoints, bridgeSlices, bridgesOwnSlices, controllerSlicesOf, handOverPatch, ownSliceCopies } from "../../../lib/serviceMove/endpointBridge";
 
 const FIXTURES = path.join(__dirname, "..", "..", "fixtures", "services");
 
@@ -287,7 +287,7 @@ describe("serviceMove: the DNS stand-in", () => {
     assert.deepEqual(controllerSlicesOf([...bridgeSlices([standInSlice], target), standInSlice, controllers], "new-uid"), [controllers]);
   });
 
-  it("a moved Service's own slices are copied with their labels (which the controller derived from the Service's), and handed to the controller as it labels and owns its slices", () => {
+  it("a moved Service's own slices are copied with their labels (which the controller derived from the Service's): before the delete as the controller's, after the create as ours to hand over", () => {
     const ownSlice: KubeObject = {
       apiVersion: "discovery.k8s.io/v1", kind: "EndpointSlice",
       metadata: {
@@ -299,11 +299,19 @@ describe("serviceMove: the DNS stand-in", () => {
       endpoints: [{ addresses: ["10.244.1.7"], conditions: { ready: true } }],
       ports: [{ name: "http", port: 8080, protocol: "TCP" }],
     };
-    const [copy] = bridgeSlices([ownSlice], { namespace: "shop", name: "web" }, true);
+    const [copy] = ownSliceCopies([ownSlice], { namespace: "shop", name: "web" });
     assert.deepEqual(copy.metadata, {
       name: "web-cidr-migration-bridge-0", namespace: "shop",
+      labels: { "kubernetes.io/service-name": "web", "endpointslice.kubernetes.io/managed-by": "endpointslice-controller.k8s.io", "cidr-migration.io/bridge-copy": "true", app: "web", tier: "front" },
+    }, "made before the delete: no owner, the controller's label and the Service's kept, for the controller to replace");
+    assert.deepEqual([copy.addressType, copy.endpoints, copy.ports], [ownSlice.addressType, ownSlice.endpoints, ownSlice.ports], "the same endpoints and ports");
+    assert.deepEqual(controllerSlicesOf([copy], "new-uid"), [], "not owned: not the new Service's own slice");
+    const [afterCreate] = bridgeSlices([ownSlice], { namespace: "shop", name: "web", uid: "new-uid" }, true);
+    assert.deepEqual(afterCreate.metadata, {
+      name: "web-cidr-migration-bridge-0", namespace: "shop",
       labels: { "kubernetes.io/service-name": "web", "endpointslice.kubernetes.io/managed-by": "cidr-migration.io", app: "web", tier: "front" },
-    }, "no owner before the new Service exists; the Service's labels kept, ours as manager");
+      ownerReferences: [{ apiVersion: "v1", kind: "Service", name: "web", uid: "new-uid", blockOwnerDeletion: true }],
+    }, "made after the create (the fallback): owned by the new Service, the Service's labels kept, ours as manager, to be handed over");
     assert.deepEqual(bridgeSlices([ownSlice], { namespace: "shop", name: "web" })[0].metadata?.labels, { "kubernetes.io/service-name": "web", "endpointslice.kubernetes.io/managed-by": "cidr-migration.io" }, "a stand-in's labels are not copied");
     const service: KubeObject = { metadata: { name: "web" }, spec: { selector: { app: "web" } } };
     assert.equal(bridgesOwnSlices({ service }), true, "a selector Service bridges its own slices");
