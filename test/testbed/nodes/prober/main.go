@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -28,6 +29,57 @@ import (
 )
 
 const timeout = 2 * time.Second
+
+// stages: how far a failed request got (the lookup, the connection to the address kube-proxy translates, the
+// answer), so an outage says which path failed.
+type stages struct {
+	mu        sync.Mutex
+	resolved  string
+	dnsErr    error
+	dialed    string
+	connErr   error
+	connected bool
+	wrote     bool
+}
+
+func (s *stages) trace() *httptrace.ClientTrace {
+	return &httptrace.ClientTrace{
+		DNSDone: func(info httptrace.DNSDoneInfo) {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			s.dnsErr = info.Err
+			for _, addr := range info.Addrs {
+				s.resolved = addr.String()
+			}
+		},
+		ConnectStart: func(_, addr string) { s.mu.Lock(); s.dialed = addr; s.mu.Unlock() },
+		ConnectDone: func(_, _ string, err error) {
+			s.mu.Lock()
+			defer s.mu.Unlock()
+			s.connErr, s.connected = err, err == nil
+		},
+		WroteRequest: func(httptrace.WroteRequestInfo) { s.mu.Lock(); s.wrote = true; s.mu.Unlock() },
+	}
+}
+
+func (s *stages) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.dnsErr != nil:
+		return "lookup failed"
+	case s.dialed == "":
+		return "no connect started (lookup unfinished)"
+	case !s.connected && s.connErr == nil:
+		return "connecting to " + s.dialed + ", no answer to the SYN"
+	case !s.connected:
+		return "connect to " + s.dialed + " failed"
+	case s.wrote:
+		return "connected to " + s.dialed + ", request sent, no response"
+	default:
+		return "connected to " + s.dialed + ", request not sent"
+	}
+}
 
 // failures logged one by one per probe, target and second; the rest are only counted
 const failuresLoggedPerSecond = 3
@@ -172,9 +224,14 @@ func main() {
 	// a new connection per request: each one is translated by kube-proxy's rules as they are at that moment
 	client := &http.Client{Timeout: timeout, Transport: &http.Transport{DisableKeepAlives: true}}
 	get := func(url string) error {
-		resp, err := client.Get(url)
+		req, err := http.NewRequest(http.MethodGet, url, nil)
 		if err != nil {
 			return err
+		}
+		var stage stages
+		resp, err := client.Do(req.WithContext(httptrace.WithClientTrace(req.Context(), stage.trace())))
+		if err != nil {
+			return fmt.Errorf("%w [%s]", err, stage.String())
 		}
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
