@@ -12,7 +12,8 @@
  * Then the DNS swap: a stand-in at the final DNS IP, and kube-dns re-created there back to back.
  * BENCH_SERVICES changes the set size; BENCH_KUBECTL=0 skips the kubectl loop (for tuning the mover only, or for
  * 10,000 Services, where the loop alone would take half an hour). BENCH_READY_PODS=0 leaves the selectors without
- * pods (no endpoints, so nothing for the mover to bridge). BENCH_CPU_HOG=N runs N busy processes beside the
+ * pods (no endpoints, so nothing for the mover to bridge). BENCH_PPROF=FILE profiles kube-apiserver (served only
+ * then) for BENCH_PPROF_SECONDS (default 5) from the mover's start. BENCH_CPU_HOG=N runs N busy processes beside the
  * whole run (both methods alike), for the figures on a busy machine.
  *
  * The gap per Service is measured twice: by the mover (delete accepted → create accepted) and, for both methods
@@ -57,16 +58,16 @@ function fmt(ms: number): string {
   return Number.isNaN(ms) ? "n/a" : ms < 10 ? ms.toFixed(2) : ms.toFixed(1);
 }
 
-/** BENCH_PPROF=FILE: a CPU profile of kube-apiserver during the mover's run (for `go tool pprof`). */
+/** BENCH_PPROF=FILE: CPU profiles of kube-apiserver (FILE) and kube-controller-manager (FILE.kcm) during the mover's run (for `go tool pprof`). */
 const PPROF_FILE = process.env.BENCH_PPROF;
 const PPROF_SECONDS = Number(process.env.BENCH_PPROF_SECONDS ?? 5);
 
-async function apiserverProfile(kc: KubeConfig, file: string): Promise<void> {
+async function cpuProfile(kc: KubeConfig, port: number, file: string): Promise<void> {
   const options: https.RequestOptions = {};
   await kc.applyToHTTPSOptions(options);
-  const server = new URL(kc.getCurrentCluster()!.server);
   await new Promise<void>((resolve, reject) => {
-    https.get({ ...options, hostname: server.hostname, port: server.port, path: `/debug/pprof/profile?seconds=${PPROF_SECONDS}` }, (res) => {
+    // KCM serves with its own serving certificate, for localhost
+    https.get({ ...options, hostname: "127.0.0.1", port, servername: "localhost", path: `/debug/pprof/profile?seconds=${PPROF_SECONDS}` }, (res) => {
       res.pipe(fs.createWriteStream(file)).on("finish", () => resolve());
     }).on("error", reject);
   });
@@ -190,10 +191,10 @@ async function settleCopies(kc: KubeConfig, namespace: string): Promise<Aftermat
   }
 }
 
-async function moverRun(kc: KubeConfig, namespace: string, ips: Record<string, string>, parallelism: number): Promise<MoverRun> {
+async function moverRun(kc: KubeConfig, namespace: string, ips: Record<string, string>, parallelism: number, ports: { apiserver: number; controllerManager?: number }): Promise<MoverRun> {
   const watch = await watchGaps(kc, namespace);
   const moves: ServiceMoveRequest[] = Object.entries(ips).map(([name, ip]) => ({ namespace, name, fromIP: ip, toIP: mapIp(ip, "10.100") }));
-  const profile = PPROF_FILE ? apiserverProfile(kc, PPROF_FILE) : undefined;
+  const profile = PPROF_FILE ? Promise.all([cpuProfile(kc, ports.apiserver, PPROF_FILE), ...(ports.controllerManager ? [cpuProfile(kc, ports.controllerManager, `${PPROF_FILE}.kcm`)] : [])]) : undefined;
   const t0 = performance.now();
   const report = await runServiceMoves(kc, { moves }, { parallelism, allowLoadBalancerRecreate: false, serviceCidr: NEW_RANGE });
   const totalMs = performance.now() - t0;
@@ -251,7 +252,7 @@ function startCpuHogs(n: number): () => void {
 
 async function main(): Promise<void> {
   console.log(`bench:services: ${COUNT} Services per method, kube-apiserver + KCM v${resolveTestBedVersion().kube} on loopback; mover parallelism ${PARALLELISMS.join(", ")}; ${CPU_HOGS ? `${CPU_HOGS} CPU hog process(es) running beside it` : "no CPU hog"} (${os.cpus().length} cores)`);
-  const cluster = await startTestCluster({ serviceCidr: OLD_RANGE, podCidr: "10.244.0.0/16" });
+  const cluster = await startTestCluster({ serviceCidr: OLD_RANGE, podCidr: "10.244.0.0/16", profiling: PPROF_FILE !== undefined });
   const stopHogs = startCpuHogs(CPU_HOGS);
   let rest: KubeRest | undefined;
   try {
@@ -296,7 +297,7 @@ async function main(): Promise<void> {
     const runs: MoverRun[] = [];
     for (const p of PARALLELISMS) {
       await quiesceAll();
-      runs.push(await moverRun(cluster.kubeConfig(), `bench-mover-${p}`, sets.get(p)!, p));
+      runs.push(await moverRun(cluster.kubeConfig(), `bench-mover-${p}`, sets.get(p)!, p, cluster.ports()));
     }
 
     // DNS: stand-in at the final IP, then the swap

@@ -259,7 +259,7 @@ async function createCopies(ctx: Context, slicesPath: string, copies: KubeObject
   }
 }
 
-/** The copies made for a move whose delete then failed: the Service stays as it was, so they go; best effort (a re-run's move sweeps them). */
+/** The copies made for a move whose delete then failed: the Service stays as it was, so they go; best effort (the controller deletes them too, at its next sync of the Service that does not own them). */
 async function removeCopies(ctx: Context, slicesPath: string, names: string[]): Promise<void> {
   await Promise.all(names.map((name) => ctx.rest.delete(`${slicesPath}/${encodeURIComponent(name)}`).catch((err) => { if (!isStatus(err, 404)) throw err; })))
     .catch(() => undefined);

@@ -22,6 +22,8 @@ export interface TestClusterOptions {
     dir?: string;
     /** default true */
     controllerManager?: boolean;
+    /** serve /debug/pprof on the apiserver and KCM (default false), for bench:services' BENCH_PPROF */
+    profiling?: boolean;
     /** etcd's client port (default: a free one) */
     etcdClientPort?: number;
     /** run etcd with TLS and client-cert auth, as kubeadm does (default false) */
@@ -190,7 +192,7 @@ export async function startTestCluster(opts: TestClusterOptions): Promise<TestCl
             "--requestheader-username-headers=X-Remote-User",
             "--requestheader-group-headers=X-Remote-Group",
             "--requestheader-extra-headers-prefix=X-Remote-Extra-",
-            "--profiling=false",
+            `--profiling=${opts.profiling === true}`,
             `--audit-policy-file=${auditPolicyPath}`,
             `--audit-log-path=${auditLogPath}`,
             "--audit-log-format=json",
@@ -269,7 +271,7 @@ export async function startTestCluster(opts: TestClusterOptions): Promise<TestCl
             `--tls-private-key-file=${certs.controllerManagerServing.keyPath}`,
             `--root-ca-file=${certs.pki.caCertPath}`,
             `--cert-dir=${path.join(dir, "controller-manager-certs")}`,
-            "--profiling=false",
+            `--profiling=${opts.profiling === true}`,
         ];
     }
 
