@@ -12,9 +12,10 @@
  * Then the DNS swap: a stand-in at the final DNS IP, and kube-dns re-created there back to back.
  * BENCH_SERVICES changes the set size; BENCH_KUBECTL=0 skips the kubectl loop (for tuning the mover only, or for
  * 10,000 Services, where the loop alone would take half an hour). BENCH_READY_PODS=0 leaves the selectors without
- * pods (no endpoints, so nothing for the mover to bridge). BENCH_PPROF=FILE profiles kube-apiserver (served only
- * then) for BENCH_PPROF_SECONDS (default 5) from the mover's start. BENCH_CPU_HOG=N runs N busy processes beside the
- * whole run (both methods alike), for the figures on a busy machine.
+ * pods (no endpoints, so nothing for the mover to bridge). BENCH_PPROF=FILE profiles kube-apiserver (FILE) and
+ * kube-controller-manager (FILE.kcm; both serve pprof only then) for BENCH_PPROF_SECONDS (default 5) from the mover's
+ * start. BENCH_CPU_HOG=N runs N busy processes beside the whole run (both methods alike), for the figures on a busy
+ * machine.
  *
  * The gap per Service is measured twice: by the mover (delete accepted → create accepted) and, for both methods
  * alike, from a watch on the namespace (DELETED event → ADDED event of the same name). Prints figures only and
