@@ -40,6 +40,8 @@ import { registerNode } from "../test/testbed/kubelet";
 import { mapIp, runReadyPod } from "../test/support/serviceShapes";
 import { enterNewServiceRange } from "../test/support/serviceRangePhase";
 import { SELECTORS, seedSet } from "./serviceSet";
+import { BRIDGE_COPY_LABEL, BRIDGE_MANAGER, SERVICE_NAME_LABEL, SLICE_CONTROLLER } from "../lib/serviceMove/endpointBridge";
+import { MANAGED_BY_LABEL } from "../lib/serviceMove/dependents";
 
 const execFileAsync = promisify(execFile);
 const COUNT = Number(process.env.BENCH_SERVICES ?? 500);
@@ -176,10 +178,10 @@ async function settleCopies(kc: KubeConfig, namespace: string): Promise<Aftermat
     for (;;) {
       const slices = await rest.list(`/apis/discovery.k8s.io/v1/namespaces/${namespace}/endpointslices`);
       const labels = (slice: KubeObject) => slice.metadata?.labels ?? {};
-      const copiesLeft = slices.filter((slice) => labels(slice)["cidr-migration.io/bridge-copy"] || labels(slice)["endpointslice.kubernetes.io/managed-by"] === "cidr-migration.io").length;
+      const copiesLeft = slices.filter((slice) => labels(slice)[BRIDGE_COPY_LABEL] || labels(slice)[MANAGED_BY_LABEL] === BRIDGE_MANAGER).length;
       const listed = new Map<string, string[]>();
-      for (const slice of slices.filter((s) => labels(s)["endpointslice.kubernetes.io/managed-by"] === "endpointslice-controller.k8s.io")) {
-        const service = labels(slice)["kubernetes.io/service-name"] ?? "";
+      for (const slice of slices.filter((s) => labels(s)[MANAGED_BY_LABEL] === SLICE_CONTROLLER)) {
+        const service = labels(slice)[SERVICE_NAME_LABEL] ?? "";
         listed.set(service, [...(listed.get(service) ?? []), ...((slice.endpoints ?? []) as Array<{ addresses: string[] }>).flatMap((e) => e.addresses)]);
       }
       const duplicated = [...listed.values()].filter((addresses) => new Set(addresses).size !== addresses.length).length;

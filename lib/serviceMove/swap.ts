@@ -222,11 +222,12 @@ async function swapIn(ctx: Context, prepared: Prepared, where: string): Promise<
     }
   }
   const copies = ownSliceCopies(oldSlices, { namespace: entry.namespace, name: entry.name });
+  const copyNames = copies.map((copy) => copy.metadata!.name!);
   const preCopied = copies.length > 0 && (await createCopies(ctx, slicesPath, copies, key));
   try {
     if (current) await deleteJournaled(ctx, prepared, where);
   } catch (err) {
-    if (preCopied) await removeCopies(ctx, slicesPath, copies.map((copy) => copy.metadata!.name!));
+    if (preCopied) await removeCopies(ctx, slicesPath, copyNames);
     throw err;
   }
   const deleted = nowMs();
@@ -238,7 +239,7 @@ async function swapIn(ctx: Context, prepared: Prepared, where: string): Promise<
   if (oldSlices.length === 0) return { created, gapMillis: createdAt - deleted, attempts };
   if (!preCopied) {
     await bridgeEndpointsTo(ctx, created, slicesPath, oldSlices, undefined, true);
-    return { created, gapMillis: createdAt - deleted, attempts, bridgedMillis: nowMs() - createdAt, copies: copies.map((copy) => copy.metadata!.name!) };
+    return { created, gapMillis: createdAt - deleted, attempts, bridgedMillis: nowMs() - createdAt, copies: copyNames };
   }
   // the copies are the endpointslice controller's to replace (endpointBridge.ts ownSliceCopies): nothing to hand over
   return { created, gapMillis: createdAt - deleted, attempts, bridgedMillis: 0 };

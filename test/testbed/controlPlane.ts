@@ -106,12 +106,9 @@ interface ClusterPki {
 
 async function createClusterPki(dir: string): Promise<ClusterPki> {
     const pki = await createPki(path.join(dir, "pki"));
-    // kubeadm's own front-proxy CA: with the cluster CA in its place the apiserver verified every client
-    // certificate twice, once as a possible front proxy (an eighth of its CPU under bench:services)
-    const frontProxy = await createPki(path.join(dir, "front-proxy-pki"), "front-proxy-ca");
     const serviceAccountKeyPath = path.join(pki.dir, "sa.key");
     const serviceAccountPublicKeyPath = path.join(pki.dir, "sa.pub");
-    const [apiserverServing, admin, controllerManagerClient, controllerManagerServing] = await Promise.all([
+    const [apiserverServing, admin, controllerManagerClient, controllerManagerServing, frontProxy] = await Promise.all([
         pki.issue("apiserver", {
             commonName: "kube-apiserver",
             dnsNames: ["localhost", "kubernetes", "kubernetes.default", "kubernetes.default.svc", "kubernetes.default.svc.cluster.local"],
@@ -122,6 +119,9 @@ async function createClusterPki(dir: string): Promise<ClusterPki> {
         // system:masters because KCM runs without per-controller service-account credentials here
         pki.issue("controller-manager", { commonName: "system:kube-controller-manager", organization: "system:masters", usage: "client" }),
         pki.issue("controller-manager-serving", { commonName: "kube-controller-manager", dnsNames: ["localhost"], ipAddresses: ["127.0.0.1"], usage: "server" }),
+        // kubeadm's own front-proxy CA: with the cluster CA in its place the apiserver verified every client
+        // certificate twice, once as a possible front proxy (an eighth of its CPU under bench:services)
+        createPki(path.join(dir, "front-proxy-pki"), "front-proxy-ca"),
         generateKey(serviceAccountKeyPath).then(() => writePublicKey(serviceAccountKeyPath, serviceAccountPublicKeyPath)),
     ]);
     return { pki, frontProxyCaCertPath: frontProxy.caCertPath, apiserverServing, admin, controllerManagerClient, controllerManagerServing, serviceAccountKeyPath, serviceAccountPublicKeyPath };

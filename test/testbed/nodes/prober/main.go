@@ -34,7 +34,6 @@ const timeout = 2 * time.Second
 // answer), so an outage says which path failed.
 type stages struct {
 	mu        sync.Mutex
-	resolved  string
 	dnsErr    error
 	dialed    string
 	connErr   error
@@ -44,14 +43,7 @@ type stages struct {
 
 func (s *stages) trace() *httptrace.ClientTrace {
 	return &httptrace.ClientTrace{
-		DNSDone: func(info httptrace.DNSDoneInfo) {
-			s.mu.Lock()
-			defer s.mu.Unlock()
-			s.dnsErr = info.Err
-			for _, addr := range info.Addrs {
-				s.resolved = addr.String()
-			}
-		},
+		DNSDone:      func(info httptrace.DNSDoneInfo) { s.mu.Lock(); s.dnsErr = info.Err; s.mu.Unlock() },
 		ConnectStart: func(_, addr string) { s.mu.Lock(); s.dialed = addr; s.mu.Unlock() },
 		ConnectDone: func(_, _ string, err error) {
 			s.mu.Lock()
