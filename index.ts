@@ -170,6 +170,7 @@ export = async () => {
       allowLoadBalancerRecreate: config.services.allowLoadBalancerRecreate,
       bridgeOldIps: config.services.bridgeOldIps,
       routeNewIpsFirst: config.services.routeNewIpsFirst,
+      moveInPlace: config.services.moveInPlace,
       serviceWatchersBefore: preflight.serviceWatchers,
       serviceCidr: ranges.service.to,
     }, o));

@@ -70,6 +70,10 @@ export interface ServiceRecreationArgs {
   routeNewIpsFirst?: pulumi.Input<boolean>;
   /** Seconds kube-proxy gets to program the addresses routed first, before the first swap. Default 10. */
   routeAheadSettleSeconds?: pulumi.Input<number>;
+  /** Move single-stack ClusterIP Services with a selector in place, through a stand-in (config services.moveInPlace). Left out when false. */
+  moveInPlace?: pulumi.Input<boolean>;
+  /** Seconds the in-place moves' stand-ins stay after the last move. Default DEFAULT_STAND_IN_LINGER_MS. */
+  standInLingerSeconds?: pulumi.Input<number>;
   /** The apiserver's Service watches before the control plane restarted (preflight's count): the moves wait for them. */
   serviceWatchersBefore?: pulumi.Input<number | undefined>;
   /** The new Service range: Services already inside it are left alone, and every toIP must lie in it. */
@@ -100,6 +104,8 @@ interface RecreationInputs {
   bridgeOldIps?: boolean;
   routeNewIpsFirst?: boolean;
   routeAheadSettleSeconds?: number;
+  moveInPlace?: boolean;
+  standInLingerSeconds?: number;
   serviceWatchersBefore?: number;
   serviceCidr?: string;
   journalNamespace: string;
@@ -151,12 +157,14 @@ function checkInputs(news: Inputs): { inputs: Inputs; failures: pulumi.dynamic.C
   if (!containsUnknown(timeout) && (typeof timeout !== "number" || !(timeout > 0))) {
     fail("deleteTimeoutSeconds", `deleteTimeoutSeconds must be a positive number of seconds; got ${JSON.stringify(timeout)}`);
   }
-  const settle = inputs.routeAheadSettleSeconds;
-  if (settle !== undefined && !containsUnknown(settle) && (typeof settle !== "number" || !(settle >= 0))) {
-    fail("routeAheadSettleSeconds", `routeAheadSettleSeconds must be a number of seconds, 0 or more; got ${JSON.stringify(settle)}`);
+  for (const key of ["routeAheadSettleSeconds", "standInLingerSeconds"] as const) {
+    const seconds = inputs[key];
+    if (seconds !== undefined && !containsUnknown(seconds) && (typeof seconds !== "number" || !(seconds >= 0))) {
+      fail(key, `${key} must be a number of seconds, 0 or more; got ${JSON.stringify(seconds)}`);
+    }
   }
-  for (const key of ["allowLoadBalancerRecreate", "adoptJournals", "bridgeOldIps", "routeNewIpsFirst"] as const) {
-    if ((key === "bridgeOldIps" || key === "routeNewIpsFirst") && inputs[key] === undefined) continue;
+  for (const key of ["allowLoadBalancerRecreate", "adoptJournals", "bridgeOldIps", "routeNewIpsFirst", "moveInPlace"] as const) {
+    if ((key === "bridgeOldIps" || key === "routeNewIpsFirst" || key === "moveInPlace") && inputs[key] === undefined) continue;
     if (!containsUnknown(inputs[key]) && typeof inputs[key] !== "boolean") fail(key, `${key} must be true or false; got ${JSON.stringify(inputs[key])}`);
   }
   const watchers = news.serviceWatchersBefore;
@@ -312,6 +320,8 @@ async function applyChecked(news: Inputs): Promise<ServiceRecreationOutputs> {
     bridgeOldIps: inputs.bridgeOldIps === true,
     routeNewIpsFirst: inputs.routeNewIpsFirst === true,
     ...(inputs.routeAheadSettleSeconds !== undefined ? { routeAheadSettleMs: inputs.routeAheadSettleSeconds * 1000 } : {}),
+    moveInPlace: inputs.moveInPlace === true,
+    ...(inputs.standInLingerSeconds !== undefined ? { standInLingerMs: inputs.standInLingerSeconds * 1000 } : {}),
     serviceCidr: inputs.serviceCidr,
     journalNamespace: inputs.journalNamespace,
     adoptJournals: inputs.adoptJournals,
@@ -393,6 +403,8 @@ export class ServiceRecreation extends pulumi.dynamic.Resource {
         ...(args.bridgeOldIps ? { bridgeOldIps: args.bridgeOldIps } : {}),
         ...(args.routeNewIpsFirst ? { routeNewIpsFirst: args.routeNewIpsFirst } : {}),
         ...(args.routeAheadSettleSeconds !== undefined ? { routeAheadSettleSeconds: args.routeAheadSettleSeconds } : {}),
+        ...(args.moveInPlace ? { moveInPlace: args.moveInPlace } : {}),
+        ...(args.standInLingerSeconds !== undefined ? { standInLingerSeconds: args.standInLingerSeconds } : {}),
         ...(args.serviceWatchersBefore !== undefined ? { serviceWatchersBefore: args.serviceWatchersBefore } : {}),
         serviceCidr: args.serviceCidr,
         journalNamespace: args.journalNamespace ?? DEFAULT_JOURNAL_NAMESPACE,

@@ -39,7 +39,7 @@ const SCHEMA: Record<string, readonly string[] | null> = {
   ssh: ["user", "privateKey"],
   dns: ["service"],
   nodeRollout: ["strategy", "maxUnavailable", "canary", "drainTimeoutSeconds", "ignorePreflightErrors", "dnsDisruptionBudget"],
-  services: ["strategy", "parallelism", "allowLoadBalancerRecreate", "bridgeOldIps", "routeNewIpsFirst"],
+  services: ["strategy", "parallelism", "allowLoadBalancerRecreate", "bridgeOldIps", "routeNewIpsFirst", "moveInPlace"],
   snapshot: ["directory", "trigger"],
 };
 const NODE_KEYS = ["name", "host", "port", "user", "role"];
@@ -92,6 +92,7 @@ export function validateConfig(source: ConfigSource, context: ValidationContext 
     bridgeOldIps: r.boolean("services.bridgeOldIps", servicesRaw.bridgeOldIps, serviceStrategy === "etcd-rewrite"),
     // the re-create strategy's swaps: kube-proxy forwards each new address before DNS hands it out
     routeNewIpsFirst: r.boolean("services.routeNewIpsFirst", servicesRaw.routeNewIpsFirst, serviceStrategy === "recreate"),
+    moveInPlace: r.boolean("services.moveInPlace", servicesRaw.moveInPlace, false),
   };
   const snapshotRaw = r.object("snapshot") ?? {};
   const snapshot = {
@@ -102,6 +103,9 @@ export function validateConfig(source: ConfigSource, context: ValidationContext 
   for (const family of families ?? []) checkFamilyRanges(r, family, families!.length > 1, nodes, context.inventory);
   checkRollout(r, nodeRollout, nodes);
   checkStrategies(r, services.strategy, nodeRollout.strategy);
+  if (services.moveInPlace && services.strategy !== "recreate") {
+    r.fail("services.moveInPlace", `true needs services.strategy "recreate": the etcd rewrite moves every Service in one apiserver stop, with no stand-ins; remove services.moveInPlace or set it to false`);
+  }
   const { changes: nodeAddresses, settings: hostAddress } = readHostAddress(r, readNodeAddresses(r, nodes, families, context.inventory), context.planOnly);
   // last, and only on an otherwise valid config: every other problem is reported first
   if (r.problems.length === 0 && !context.planOnly) refuseAddressChangesWithRewrite(r, nodeAddresses, nodeRollout.strategy);

@@ -114,6 +114,11 @@ export interface MigrationConfig {
      * kube-proxy forwards the new address before the re-created Service appears there and DNS hands it out.
      */
     routeNewIpsFirst: boolean;
+    /**
+     * recreate: single-stack ClusterIP Services with a selector keep their object (uid, EndpointSlices) and their
+     * name resolves throughout: each goes ExternalName naming a temporary stand-in, then back at its planned IP.
+     */
+    moveInPlace: boolean;
   };
   snapshot: {
     /** Directory on the machine running `pulumi up` where the etcd snapshot is written. */

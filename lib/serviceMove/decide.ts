@@ -5,6 +5,7 @@ import { MoveResult, MoverOptions, plannedIps, ServiceMoveRequest, ServiceMoveSp
 import { clusterIpsOf, differingUserFields, holdsNoClusterIp, spec } from "./recreateBody";
 import { ClusterView, Context, Decision, journalWhere, uidOf } from "./moverContext";
 import { originalBody } from "./prepare";
+import { isHoppedOut } from "./inPlace";
 
 /** Phase 0, read-only: the cluster as the run sees it, and for each requested move whether to skip, move or resume it from the journal. */
 
@@ -56,7 +57,8 @@ export function decide(ctx: Context, view: ClusterView, request: ServiceMoveRequ
     if (refuseLoadBalancer(entry.service)) return undefined;
     if (!live) return { kind: "resume", request, entry };
     if (uidOf(live) === uidOf(entry.service)) {
-      if (live.metadata?.deletionTimestamp) return { kind: "resume", request, entry, live };
+      // deleted by an interrupted re-create, or between an in-place move's two writes: finished from the journal
+      if (live.metadata?.deletionTimestamp || isHoppedOut(live, entry.toIP)) return { kind: "resume", request, entry, live };
       return { kind: "move", request, live, previous: entry };
     }
     if (clusterIpsOf(live).includes(entry.toIP)) return { kind: "resume", request, entry, live };

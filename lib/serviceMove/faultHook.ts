@@ -14,6 +14,9 @@ export const FAULT_POINTS = [
   "before-journal",
   "after-journal",
   "after-detach-dependents",
+  // services.moveInPlace: the stand-ins exist; the Service is ExternalName, naming its stand-in
+  "after-hop-stand-ins",
+  "after-hop-out",
   "after-delete",
   "after-create-conflict",
   "after-create",

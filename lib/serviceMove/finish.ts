@@ -185,7 +185,7 @@ export async function finishMove(ctx: Context, swapped: Swapped): Promise<Pendin
   if (entry.vacate) {
     const seen = await removeDnsBridge(ctx, entry, swapped.created, where);
     if (seen !== undefined && swapped.createdAt !== undefined) swapped.result.controllerSliceMillis = round(seen - swapped.createdAt);
-  } else if (bridgesOwnSlices(entry)) {
+  } else if (!swapped.inPlace && bridgesOwnSlices(entry)) {
     // The copies made before the delete are the controller's to replace (endpointBridge.ts); what is looked for
     // here are ours: copies made after the create (when those before the delete failed), by this run or an
     // interrupted one. A failure here leaves the bridge to the sweep, which tries again: the Service itself is

@@ -52,6 +52,12 @@ export interface ServiceMoveSpec {
   standIns?: StandInRequest[];
 }
 
+/**
+ * How long the in-place moves' stand-ins outlive the last move: longer than the TTL CoreDNS gives Service records
+ * (kubeadm's Corefile: 30 s), so a client that resolved a name during its move has asked again before its stand-in goes.
+ */
+export const DEFAULT_STAND_IN_LINGER_MS = 35_000;
+
 /** How long an old Service may linger (finalizers) after its delete before a move stops; the mover's and the provider's default. */
 export const DEFAULT_DELETE_TIMEOUT_SECONDS = 120;
 
@@ -68,6 +74,13 @@ export interface MoverOptions {
   routeNewIpsFirst?: boolean;
   /** How long kube-proxy gets to program the addresses routed first before the first swap (default 10 s). */
   routeAheadSettleMs?: number;
+  /**
+   * Move single-stack ClusterIP Services with a selector in place (config services.moveInPlace): the object stays,
+   * and its name resolves throughout, through a temporary stand-in (see inPlace.ts). Others are re-created.
+   */
+  moveInPlace?: boolean;
+  /** How long the in-place moves' stand-ins stay after the last move (default DEFAULT_STAND_IN_LINGER_MS). */
+  standInLingerMs?: number;
   /** Namespace of the journal Secrets (default kube-system). */
   journalNamespace?: string;
   /** How long an old object may linger (finalizers) before the move gives up, keeping its journal (default DEFAULT_DELETE_TIMEOUT_SECONDS). */
@@ -118,6 +131,8 @@ export interface MoveResult {
    */
   endpointsBridgedMillis?: number;
   controllerSliceMillis?: number;
+  /** Moved in place (services.moveInPlace): the same object, its uid and EndpointSlices kept. */
+  movedInPlace?: boolean;
   /** Create attempts (more than one when the old object lingered). */
   createAttempts?: number;
   /** Hand-made Endpoints put back. */

@@ -3,7 +3,7 @@ import { DEFAULT_JOURNAL_NAMESPACE, JournaledDependent, JournalEntry } from "./j
 import { ServiceRef, serviceRefKey } from "./serviceRef";
 import { JournalStore } from "./journalStore";
 import { isKubeApiError, isTransient, KubeObject, KubeRest } from "./kubeRest";
-import { DEFAULT_DELETE_TIMEOUT_SECONDS, MoveResult, MoverOptions, ServiceMoveRequest } from "./moveTypes";
+import { DEFAULT_DELETE_TIMEOUT_SECONDS, DEFAULT_STAND_IN_LINGER_MS, MoveResult, MoverOptions, ServiceMoveRequest, StandInRequest } from "./moveTypes";
 import { sleep } from "../concurrency/sleep";
 import type { SliceMirror } from "./sliceMirror";
 
@@ -31,6 +31,8 @@ export function withMoverDefaults(options: MoverOptions): ResolvedMoverOptions {
     bridgeOldIps: options.bridgeOldIps ?? false,
     routeNewIpsFirst: options.routeNewIpsFirst ?? false,
     routeAheadSettleMs: options.routeAheadSettleMs ?? 10_000,
+    moveInPlace: options.moveInPlace ?? false,
+    standInLingerMs: options.standInLingerMs ?? DEFAULT_STAND_IN_LINGER_MS,
     journalNamespace: options.journalNamespace ?? DEFAULT_JOURNAL_NAMESPACE,
     deleteTimeoutMs: options.deleteTimeoutMs ?? DEFAULT_DELETE_TIMEOUT_SECONDS * 1000,
     kubernetesServiceTimeoutMs: options.kubernetesServiceTimeoutMs ?? 60_000,
@@ -51,6 +53,10 @@ export interface Context {
   endpointSlicesVersion?: Promise<string>;
   /** From the first swap to the end of the bookkeeping: the slices a move reads, mirrored by a watch (sliceMirror.ts). */
   slices?: SliceMirror;
+  /** The in-place moves' stand-ins, by the key of the Service each stands in for (inPlaceMove.ts). */
+  hops?: Map<string, StandInRequest>;
+  /** The cluster's DNS domain, read when some move goes in place: the stand-ins' names end in it. */
+  clusterDomain?: string;
 }
 
 export type Decision =

@@ -21,6 +21,7 @@ import { mirrorSlices } from "./sliceMirror";
 import { bridgesOwnSlices } from "./endpointBridge";
 import { AHEAD_ANNOTATION, removeNewIpsAhead, routeNewIpsAhead } from "./newIpAhead";
 import { sleep } from "../concurrency/sleep";
+import { clusterDomainOf, prepareStandIns, removeStandIns } from "./inPlaceMove";
 
 /**
  * The Service mover: re-creates Services at their planned ClusterIPs and loses nothing on the way.
@@ -270,7 +271,7 @@ async function finishPhase(run: Run, prepared: Prepared[], phase: SwapPhase): Pr
 }
 
 /** Everything read-only before phase 1: the cluster and journals read, each move decided, the new range probed. */
-async function startRun(ctx: Context, moveSpec: ServiceMoveSpec, options: MoverOptions): Promise<{ run: Run; work: Array<Exclude<Decision, { kind: "skip" }>> }> {
+async function startRun(ctx: Context, moveSpec: ServiceMoveSpec, options: MoverOptions): Promise<{ run: Run; view: ClusterView; work: Array<Exclude<Decision, { kind: "skip" }>> }> {
   let view: ClusterView;
   try {
     ctx.journal = await loadJournal(ctx.rest, ctx.journalNamespace);
@@ -301,7 +302,7 @@ async function startRun(ctx: Context, moveSpec: ServiceMoveSpec, options: MoverO
     : Promise.resolve(undefined);
   for (const d of decisions) if (d.kind === "skip") report.results.push(d.result);
   const run: Run = { ctx, report, failures, kubernetes, ...dependents, wide: Math.max(ctx.options.parallelism, WIDE_LANES) };
-  return { run, work: decisions.filter((d): d is Exclude<Decision, { kind: "skip" }> => d.kind !== "skip") };
+  return { run, view, work: decisions.filter((d): d is Exclude<Decision, { kind: "skip" }> => d.kind !== "skip") };
 }
 
 /**
@@ -312,7 +313,8 @@ async function startRun(ctx: Context, moveSpec: ServiceMoveSpec, options: MoverO
  */
 async function routeAhead(run: Run, work: Array<Exclude<Decision, { kind: "skip" }>>): Promise<void> {
   const { ctx } = run;
-  const moves = work.filter((d): d is MoveDecision => d.kind === "move" && !d.request.vacate);
+  // an in-place move's stand-in answers at its planned IP already
+  const moves = work.filter((d): d is MoveDecision => d.kind === "move" && !d.request.vacate && !ctx.hops?.has(serviceRefKey(d.request)));
   if (!ctx.options.routeNewIpsFirst || moves.length === 0) return;
   try {
     // patches only, nothing deleted yet: as wide as the bookkeeping
@@ -348,7 +350,14 @@ export async function runServiceMoves(kc: KubeConfig, moveSpec: ServiceMoveSpec,
     warnings: [],
   };
   try {
-    const { run, work } = await startRun(ctx, moveSpec, options);
+    const { run, view, work } = await startRun(ctx, moveSpec, options);
+    if (ctx.options.moveInPlace) {
+      ctx.clusterDomain = await clusterDomainOf(ctx);
+      ctx.hops = await prepareStandIns(ctx, view, work).catch(async (err) => {
+        await run.kubernetes;
+        throw err;
+      });
+    }
     await routeAhead(run, work);
     const journalStart = nowMs();
     const prepared = await journalPhase(run, work).catch(async (err) => {
@@ -361,6 +370,7 @@ export async function runServiceMoves(kc: KubeConfig, moveSpec: ServiceMoveSpec,
     const finishStart = nowMs();
     const notStarted = await finishPhase(run, prepared, phase);
     await sweepAhead(ctx);
+    if (ctx.options.moveInPlace) await removeStandIns(ctx, nowMs());
     const { report, failures } = run;
     report.timings = {
       preflightMillis: round(journalStart - started0),

@@ -15,7 +15,13 @@ import { serviceRefKey } from "./serviceRef";
 export const STAND_IN_LABEL = "cidr-migration.io/stand-in-for";
 export const STAND_IN_ANNOTATION = "cidr-migration.io/stand-in-for";
 
-export function buildStandInBody(source: KubeObject, request: StandInRequest): KubeObject {
+/** What a stand-in carries besides the copy: extra labels (a kind of stand-in), and addresses it also answers at. */
+export interface StandInExtras {
+  labels?: Record<string, string>;
+  externalIPs?: string[];
+}
+
+export function buildStandInBody(source: KubeObject, request: StandInRequest, extras: StandInExtras = {}): KubeObject {
   const of = serviceRefKey(request.of);
   if (!hasSelector(source)) {
     throw new Error(`Service ${of} has no selector: a stand-in at ${request.ip} could not select its pods; give the DNS Service a selector or move it by hand`);
@@ -32,6 +38,7 @@ export function buildStandInBody(source: KubeObject, request: StandInRequest): K
     clusterIPs: [request.ip],
     selector: { ...(sourceSpec.selector as Record<string, string>) },
     ports,
+    ...(extras.externalIPs?.length ? { externalIPs: [...extras.externalIPs] } : {}),
   };
   for (const key of ["sessionAffinity", "sessionAffinityConfig", "publishNotReadyAddresses"]) {
     if (sourceSpec[key] !== undefined) spec[key] = structuredClone(sourceSpec[key]);
@@ -42,7 +49,7 @@ export function buildStandInBody(source: KubeObject, request: StandInRequest): K
     metadata: {
       name: request.name,
       namespace: request.namespace,
-      labels: { "app.kubernetes.io/managed-by": "cidr-migration", [STAND_IN_LABEL]: request.of.name },
+      labels: { "app.kubernetes.io/managed-by": "cidr-migration", [STAND_IN_LABEL]: request.of.name, ...extras.labels },
       annotations: { [STAND_IN_ANNOTATION]: of },
     },
     spec,

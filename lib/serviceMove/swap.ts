@@ -9,6 +9,7 @@ import { ownBridgeSlices, restoreEndpoints, verifyService } from "./finish";
 import { Context, LEAK_SUSPICION_MS, MAX_BACKOFF_MS, POLL_MS, journalWhere, moveError, nowMs, retrying, round, uidOf, writeJournal } from "./moverContext";
 import { Prepared, recreateBodyOf, rollBack } from "./prepare";
 import { sleep } from "../concurrency/sleep";
+import { moveInPlace } from "./inPlaceMove";
 
 /** Phase 2: the swap itself, delete and at once re-create at the planned IP, with the waits for finalizers and leaked allocations and the Endpoints bridge from a stand-in. */
 
@@ -320,6 +321,8 @@ export interface Swapped {
   /** The endpoint bridge's copies this run made for it: bookkeeping trusts the slice mirror once it shows them. */
   copies?: string[];
   result: MoveResult;
+  /** Moved in place: the same object, nothing of an endpoint bridge to end. */
+  inPlace?: boolean;
   /** Old uid → new uid, for the Service and its Endpoints: what dependents are re-linked by. */
   uidMap: Map<string, string>;
 }
@@ -333,7 +336,14 @@ export async function swapMove(ctx: Context, prepared: Prepared): Promise<Swappe
   let created: KubeObject;
   let swappedAt: number | undefined;
   let copies: string[] | undefined;
-  if (prepared.live && uidOf(prepared.live) !== uidOf(entry.service)) {
+  const inPlace = await moveInPlace(ctx, prepared);
+  if (inPlace) {
+    created = inPlace.created;
+    result.gapMillis = round(inPlace.gapMillis);
+    result.movedInPlace = true;
+    faultPoint("after-create", key);
+    ctx.options.log?.(`Service ${key}: ${entry.fromIP} -> ${entry.toIP} in place (${result.gapMillis} ms as ExternalName)`);
+  } else if (prepared.live && uidOf(prepared.live) !== uidOf(entry.service)) {
     created = prepared.live; // an interrupted run had already created it
   } else {
     let swapped: Awaited<ReturnType<typeof swapIn>>;
@@ -364,5 +374,5 @@ export async function swapMove(ctx: Context, prepared: Prepared): Promise<Swappe
     result.restoredEndpoints = true;
     faultPoint("after-endpoints-restore", key);
   }
-  return { prepared, created, result, uidMap, createdAt: swappedAt, copies };
+  return { prepared, created, result, uidMap, createdAt: swappedAt, copies, inPlace: inPlace !== undefined };
 }

@@ -81,7 +81,7 @@ function config(strategy: MigrationConfig["nodeRollout"]["strategy"], port: numb
         ssh: { user: "root" },
         dns: { namespace: "kube-system", name: "kube-dns" },
         nodeRollout: { strategy, maxUnavailable: 1, drainTimeoutSeconds: 300, dnsDisruptionBudget: true },
-        services: { strategy: "recreate", parallelism: 1, allowLoadBalancerRecreate: false, bridgeOldIps: false, routeNewIpsFirst: true },
+        services: { strategy: "recreate", parallelism: 1, allowLoadBalancerRecreate: false, bridgeOldIps: false, routeNewIpsFirst: true, moveInPlace: false },
         snapshot: { directory: "/unused", trigger: RUN_ID },
     };
 }

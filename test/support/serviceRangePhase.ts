@@ -59,7 +59,7 @@ export function serviceMoveConfig(from: string, to: string, allowLoadBalancerRec
         ssh: { user: "root" },
         dns: { namespace: "kube-system", name: "kube-dns" },
         nodeRollout: { strategy: "reregister", maxUnavailable: 1, drainTimeoutSeconds: 60, dnsDisruptionBudget: true },
-        services: { strategy: "recreate", parallelism: 4, allowLoadBalancerRecreate, bridgeOldIps: false, routeNewIpsFirst: true },
+        services: { strategy: "recreate", parallelism: 4, allowLoadBalancerRecreate, bridgeOldIps: false, routeNewIpsFirst: true, moveInPlace: false },
         snapshot: { directory: "/unused", trigger: "t" },
     };
 }

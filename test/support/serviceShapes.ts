@@ -259,7 +259,8 @@ export function sliceAddresses(state: NamespaceState, service: string, manager: 
  * planned IPs; everything else (untouched Services, hand-made Endpoints, owned objects) as it was, dependents
  * pointing at the new Service.
  */
-export function assertNamespaceIntact(seed: SeededShapes, before: NamespaceState, after: NamespaceState, planned: Record<string, string>): void {
+/** `inPlace`: the moved Services that must be the same objects still (services.moveInPlace); every other moved one is re-created. */
+export function assertNamespaceIntact(seed: SeededShapes, before: NamespaceState, after: NamespaceState, planned: Record<string, string>, inPlace: ReadonlySet<string> = new Set()): void {
   const ns = seed.namespace;
   assert.deepEqual([...after.services.keys()].sort(), [...before.services.keys()].sort(), `${ns}: the same Services exist`);
   for (const [name, old] of before.services) {
@@ -271,7 +272,8 @@ export function assertNamespaceIntact(seed: SeededShapes, before: NamespaceState
       continue;
     }
     const ip = planned[name];
-    assert.notEqual(now.metadata?.uid, old.metadata?.uid, `${where} was re-created`);
+    if (inPlace.has(name)) assert.equal(now.metadata?.uid, old.metadata?.uid, `${where} was moved in place`);
+    else assert.notEqual(now.metadata?.uid, old.metadata?.uid, `${where} was re-created`);
     assert.equal((now.spec as Record<string, unknown>).clusterIP, ip, `${where} holds its planned IP`);
     assert.deepEqual((now.spec as Record<string, unknown>).clusterIPs, [ip], `${where} clusterIPs`);
     assert.deepEqual(withoutIps(now.spec), withoutIps(old.spec), `${where}: every spec field but the IPs`);
