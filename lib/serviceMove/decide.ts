@@ -20,6 +20,11 @@ export async function readCluster(ctx: Context): Promise<ClusterView> {
   return view;
 }
 
+function holdsAll(service: KubeObject, ips: string[]): boolean {
+  const held = clusterIpsOf(service);
+  return ips.every((ip) => held.includes(ip));
+}
+
 export function decide(ctx: Context, view: ClusterView, request: ServiceMoveRequest, problems: string[]): Decision | undefined {
   const key = serviceRefKey(request);
   const live = view.services.get(key);
@@ -57,8 +62,8 @@ export function decide(ctx: Context, view: ClusterView, request: ServiceMoveRequ
     if (refuseLoadBalancer(entry.service)) return undefined;
     if (!live) return { kind: "resume", request, entry };
     if (uidOf(live) === uidOf(entry.service)) {
-      // deleted by an interrupted re-create, or between an in-place move's two writes: finished from the journal
-      if (live.metadata?.deletionTimestamp || isHoppedOut(live, entry.toIP)) return { kind: "resume", request, entry, live };
+      // deleted by an interrupted re-create, between an in-place move's two writes or after them: finished from the journal
+      if (live.metadata?.deletionTimestamp || isHoppedOut(live, entry.toIP) || holdsAll(live, targets)) return { kind: "resume", request, entry, live };
       return { kind: "move", request, live, previous: entry };
     }
     if (clusterIpsOf(live).includes(entry.toIP)) return { kind: "resume", request, entry, live };

@@ -40,16 +40,17 @@ export function hopStandInName(name: string): string {
 }
 
 /**
- * Addresses for the stand-ins: from the top of the new range down, skipping the broadcast address and every
- * address a Service holds or a move is planned at. Undefined when the range has too few left.
+ * Addresses for the stand-ins: from the top of the new range down, skipping the broadcast address, the first
+ * address (the kubernetes Service's, once the apiserver re-creates it) and every address a Service holds or a move
+ * is planned at. Undefined when the range has too few left.
  */
 export function pickStandInIps(newRange: string, familyOfIp: string, taken: ReadonlySet<string>, count: number): string[] | undefined {
   const range = rangeForFamilyOf(newRange, familyOfIp);
   if (!range || count === 0) return count === 0 ? [] : undefined;
   const { network, size, family } = parseCidr(range);
   const picked: string[] = [];
-  // IPv4's broadcast address is never allocated; the network address (offset 0) is never reached
-  for (let offset = size - 2n; offset > 0n && picked.length < count; offset--) {
+  // IPv4's broadcast address is never allocated; the network address and the first are never reached
+  for (let offset = size - 2n; offset > 1n && picked.length < count; offset--) {
     const ip = formatIp(family, network + offset);
     if (!taken.has(ip)) picked.push(ip);
   }

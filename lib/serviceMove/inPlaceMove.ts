@@ -23,7 +23,8 @@ const SLICES_WAIT_MS = 30_000;
 
 /** The cluster's DNS domain, from kubeadm's kubelet-config (clusterDomain); cluster.local when it cannot be read. */
 export async function clusterDomainOf(ctx: Context): Promise<string> {
-  const config = await ctx.rest.getOptional(paths.configMap("kube-system", "kubelet-config")).catch(() => undefined);
+  // the path spelled out: `paths.configMap` calls `paths.configMaps`, which the provider's serialized closure lacks
+  const config = await ctx.rest.getOptional("/api/v1/namespaces/kube-system/configmaps/kubelet-config").catch(() => undefined);
   const kubelet = (config?.data as Record<string, string> | undefined)?.kubelet;
   try {
     const domain = kubelet ? (parseYaml(kubelet) as { clusterDomain?: unknown })?.clusterDomain : undefined;

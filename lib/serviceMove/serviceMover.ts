@@ -24,7 +24,9 @@ import { sleep } from "../concurrency/sleep";
 import { clusterDomainOf, prepareStandIns, removeStandIns } from "./inPlaceMove";
 
 /**
- * The Service mover: re-creates Services at their planned ClusterIPs and loses nothing on the way.
+ * The Service mover: re-creates Services at their planned ClusterIPs and loses nothing on the way. With
+ * services.moveInPlace, ClusterIP Services with a selector move in place instead (inPlace.ts): the same phases,
+ * with their stand-ins made before phase 1 and removed after phase 3, and two writes in place of the swap.
  *
  * One move is: journal → detach dependents → delete → create → restore Endpoints → re-link dependents → verify
  * → remove the journal. Every step is decided from what the cluster holds now plus the journal, never from
@@ -242,7 +244,8 @@ async function swapPhase(run: Run, prepared: Prepared[]): Promise<SwapPhase> {
  * bridge (see sliceMirror.ts); without the mirror each move reads its own.
  */
 async function mirrorSlicesForBridges(ctx: Context, prepared: Prepared[]): Promise<void> {
-  if (!prepared.some((p) => bridgesOwnSlices(p.entry))) return;
+  // in place, a Service keeps its own slices: nothing to bridge
+  if (!prepared.some((p) => bridgesOwnSlices(p.entry) && !ctx.hops?.has(serviceRefKey(p.request)))) return;
   try {
     ctx.slices = await mirrorSlices(ctx.rest, await allEndpointSlicesPath(ctx));
   } catch (err) {
@@ -370,7 +373,8 @@ export async function runServiceMoves(kc: KubeConfig, moveSpec: ServiceMoveSpec,
     const finishStart = nowMs();
     const notStarted = await finishPhase(run, prepared, phase);
     await sweepAhead(ctx);
-    if (ctx.options.moveInPlace) await removeStandIns(ctx, nowMs());
+    // also without moveInPlace: what an interrupted in-place run left goes once its moves are finished
+    await removeStandIns(ctx, nowMs());
     const { report, failures } = run;
     report.timings = {
       preflightMillis: round(journalStart - started0),

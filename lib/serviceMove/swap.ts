@@ -2,7 +2,7 @@ import { MANAGED_BY_LABEL, sameEndpoints } from "./dependents";
 import { faultPoint } from "./faultHook";
 import { ServiceRef, serviceRefKey } from "./serviceRef";
 import { isStatus, isTransient, KubeApiError, KubeObject, paths } from "./kubeRest";
-import { MoveResult } from "./moveTypes";
+import { MoveResult, plannedIps } from "./moveTypes";
 import { clusterIpsOf, differingUserFields, spec } from "./recreateBody";
 import { bridgeEndpoints, bridgeSliceName, bridgeSlices, bridgesOwnSlices, ownSliceCopies, SERVICE_NAME_LABEL, SLICE_CONTROLLER, SliceTarget } from "./endpointBridge";
 import { ownBridgeSlices, restoreEndpoints, verifyService } from "./finish";
@@ -343,8 +343,9 @@ export async function swapMove(ctx: Context, prepared: Prepared): Promise<Swappe
     result.movedInPlace = true;
     faultPoint("after-create", key);
     ctx.options.log?.(`Service ${key}: ${entry.fromIP} -> ${entry.toIP} in place (${result.gapMillis} ms as ExternalName)`);
-  } else if (prepared.live && uidOf(prepared.live) !== uidOf(entry.service)) {
-    created = prepared.live; // an interrupted run had already created it
+  } else if (prepared.live && (uidOf(prepared.live) !== uidOf(entry.service) || plannedIps(entry).every((ip) => clusterIpsOf(prepared.live!).includes(ip)))) {
+    created = prepared.live; // an interrupted run had already created it (or moved it in place)
+    if (uidOf(created) === uidOf(entry.service)) result.movedInPlace = true;
   } else {
     let swapped: Awaited<ReturnType<typeof swapIn>>;
     try {

@@ -13,6 +13,7 @@ import { ServiceRecreation } from "../../dynamic-providers/serviceRecreation";
 import { runServiceMoves } from "../../lib/serviceMove/serviceMover";
 import { FaultPoint } from "../../lib/serviceMove/faultHook";
 import { AHEAD_ANNOTATION, removeNewIpsAhead } from "../../lib/serviceMove/newIpAhead";
+import { HOP_STAND_IN_LABEL, hopStandInName, movesInPlace } from "../../lib/serviceMove/inPlace";
 import { entriesFromSecret } from "../../lib/serviceMove/journal";
 import { KubeObject, KubeRest, kubeRest, paths } from "../../lib/serviceMove/kubeRest";
 import { MoverOptions, ServiceMoveSpec } from "../../lib/serviceMove/moveTypes";
@@ -64,6 +65,9 @@ function defineTests(): void {
   /** services.routeNewIpsFirst: cut once the planned IPs are routed (nothing journaled), and once journaled so. */
   const AHEAD_POINTS: Array<[FaultPoint, string]> = [["after-route-ahead", "web"], ["after-journal", "nodeport"]];
   const AHEAD = { routeNewIpsFirst: true, routeAheadSettleMs: 300 };
+  /** services.moveInPlace: cut with the stand-ins made, with web an ExternalName naming its stand-in, and with web back. */
+  const IN_PLACE_POINTS: Array<[FaultPoint, string]> = [["after-hop-stand-ins", "web"], ["after-hop-out", "web"], ["after-create", "web"]];
+  const IN_PLACE = { ...AHEAD, moveInPlace: true, standInLingerMs: 300 };
 
   describe("Service moves cut by SIGKILL at every step, then re-run (real test bed)", function () {
     this.timeout(600_000);
@@ -77,6 +81,7 @@ function defineTests(): void {
 
     const namespaceFor = (point: string) => `fault-${point}`;
     const aheadNamespaceFor = (point: string) => `fault-ahead-${point}`;
+    const inPlaceNamespaceFor = (point: string) => `fault-in-place-${point}`;
     const movesOf = (seed: SeededShapes) => Object.entries(seed.moving).map(([name, ip]) => ({ namespace: seed.namespace, name, fromIP: ip, toIP: mapIp(ip, "10.100") }));
     const movesMap = (seed: SeededShapes) => Object.fromEntries(movesOf(seed).map((m) => [`${m.namespace}/${m.name}`, { fromIP: m.fromIP, toIP: m.toIP }]));
     const plannedOf = (seed: SeededShapes) => Object.fromEntries(Object.entries(seed.moving).map(([name, ip]) => [name, mapIp(ip, "10.100")]));
@@ -112,6 +117,9 @@ function defineTests(): void {
       }
       for (const [point] of AHEAD_POINTS) {
         seeds.set(aheadNamespaceFor(point), await seedServiceShapes(rest, aheadNamespaceFor(point), { index: index++, oldPrefix: "10.96", readyPodOnNode: "node-1" }));
+      }
+      for (const [point] of IN_PLACE_POINTS) {
+        seeds.set(inPlaceNamespaceFor(point), await seedServiceShapes(rest, inPlaceNamespaceFor(point), { index: index++, oldPrefix: "10.96", readyPodOnNode: "node-1" }));
       }
       for (const [k, point] of DNS_POINTS.entries()) {
         const namespace = namespaceFor(point);
@@ -215,6 +223,35 @@ function defineTests(): void {
           sliceAddresses(s, "web", SLICE_CONTROLLER).length > 0 && selectorlessSlicesSettled(s));
         // every field as it was but the ClusterIPs: the planned IP routed first is in no externalIPs and no annotation
         assertNamespaceIntact(seed, before, after, plannedOf(seed));
+        for (const [name, svc] of after.services) assert.equal(svc.metadata?.annotations?.[AHEAD_ANNOTATION], undefined, `${seed.namespace}/${name}`);
+      });
+    }
+
+    for (const [point, target] of IN_PLACE_POINTS) {
+      it(`in place, cut at ${point} (moving ${target}): the re-run finishes, the in-place Services are the same objects, nothing lost, no stand-in left`, async () => {
+        const seed = seeds.get(inPlaceNamespaceFor(point))!;
+        const before = await namespaceState(rest, seed.namespace);
+        const key = `${seed.namespace}/${target}`;
+        const inPlace = new Set(Object.keys(seed.moving).filter((name) => movesInPlace(before.services.get(name)!, { namespace: seed.namespace, name, fromIP: "", toIP: "" })));
+        const standIns = () => rest.list(paths.services(seed.namespace), { labelSelector: `${HOP_STAND_IN_LABEL}=true` });
+
+        const crash = await crashRun({ moves: movesOf(seed) }, `${point}:${key}`, IN_PLACE);
+        assert.equal(crash.signal, "SIGKILL", `the child must die at ${point}; it ended with code ${crash.code}: ${crash.output.slice(0, 500)}`);
+        assert.deepEqual((await standIns()).map((s) => s.metadata?.name).sort(), [...inPlace].map(hopStandInName).sort(), "a stand-in for each in-place move");
+        const cut = await rest.get(paths.service(seed.namespace, target));
+        assert.equal(cut.metadata?.uid, before.services.get(target)?.metadata?.uid, `${key} is the same object`);
+        if (point === "after-hop-out") {
+          assert.deepEqual([(cut.spec as Record<string, unknown>).type, (cut.spec as Record<string, unknown>).externalName], ["ExternalName", `${hopStandInName(target)}.${seed.namespace}.svc.cluster.local`], `${key} names its stand-in`);
+          assert.ok((await journalKeys()).includes(key), `${key} is journaled`);
+        }
+
+        const outputs = await rerunThroughHost(`services-in-place-${point}`, { kubeconfig, moves: movesMap(seed), serviceCidr: NEW_RANGE, parallelism: 4, allowLoadBalancerRecreate: true, routeNewIpsFirst: true, routeAheadSettleSeconds: 0.3, moveInPlace: true, standInLingerSeconds: 0.3 });
+        assert.ok(["moved", "completed-from-journal", "already-moved"].includes((outputs.results as Record<string, { outcome: string }>)[key].outcome));
+        assert.deepEqual((await journalKeys()).filter((k) => k.startsWith(`${seed.namespace}/`)), [], "every journal entry of the namespace is gone");
+        assert.deepEqual(await standIns(), [], "no stand-in is left");
+        const after = await eventually(rest, seed.namespace, "controllers re-deriving Endpoints and slices", (s) =>
+          sliceAddresses(s, "web", SLICE_CONTROLLER).length > 0 && selectorlessSlicesSettled(s));
+        assertNamespaceIntact(seed, before, after, plannedOf(seed), inPlace);
         for (const [name, svc] of after.services) assert.equal(svc.metadata?.annotations?.[AHEAD_ANNOTATION], undefined, `${seed.namespace}/${name}`);
       });
     }

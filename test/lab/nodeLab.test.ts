@@ -14,6 +14,7 @@ import { defaultSite, LAB_RANGES, labDir, labDown, LabSite } from "../testbed/no
 import { LabMigration, migrateLab } from "../testbed/nodes/labMigration";
 import { summarizeTraffic } from "../testbed/nodes/trafficSummary";
 import { inNode } from "../testbed/nodes/inNode";
+import { PROBE_NAMESPACE, PROBED_SERVICES } from "../testbed/nodes/probeWorkload";
 
 const NEW_POD_RANGE = LAB_RANGES.podCidr.to;
 const DNS_FINAL_IP = "10.112.0.10";
@@ -136,6 +137,38 @@ describe("the migration on real nodes (node lab)", function () {
 
     it("migrates the cluster: verify clean, every pod and podCIDR new, cni0 and flannel.1 on the new subnets, DNS at its final IP", () => {
       migratedCluster(m);
+    });
+
+    it("live traffic: no DNS lookup and no request by name failed from the first preview to the final verify", () => {
+      const { pods, traffic } = trafficOf(m);
+      assert.ok(pods >= 2, "the prober ran");
+      assert.ok(traffic.total.dns.ok > 1000 && traffic.total.name.ok > 500, JSON.stringify(traffic.total));
+      assert.deepEqual([traffic.total.dns.fail, traffic.total.name.fail], [0, 0], JSON.stringify(traffic.longest));
+    });
+  });
+
+  describe("reregister, no bridge, Services moved in place", () => {
+    let m: LabMigration;
+    const uidsBefore = new Map<string, string>();
+    before(async () => {
+      m = await migrateLab({
+        bridge: false, strategy: "reregister", moveInPlace: true,
+        beforeUp: (kubeconfigPath) => {
+          for (const s of kubectlJsonAt(kubeconfigPath, ["-n", PROBE_NAMESPACE, "get", "services"]).items) uidsBefore.set(s.metadata.name, s.metadata.uid);
+        },
+      });
+    });
+
+    it("migrates the cluster: verify clean, every pod and podCIDR new, cni0 and flannel.1 on the new subnets, DNS at its final IP", () => {
+      migratedCluster(m);
+    });
+
+    it("the echo Services were moved in place: the same objects (uid) at their new ClusterIPs", () => {
+      for (const name of PROBED_SERVICES) {
+        const service = kubectlJson(m, ["-n", PROBE_NAMESPACE, "get", "service", name]);
+        assert.equal(service.metadata.uid, uidsBefore.get(name), `${name} kept its uid`);
+        assert.ok(cidrContains(LAB_RANGES.serviceCidr.to, service.spec.clusterIP), `${name} at ${service.spec.clusterIP}, in the new range`);
+      }
     });
 
     it("live traffic: no DNS lookup and no request by name failed from the first preview to the final verify", () => {

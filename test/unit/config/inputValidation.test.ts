@@ -246,3 +246,24 @@ describe("CLI: stray arguments", function () {
     assert.equal(result.stderr, "cidr-migration: sandbox frob: unknown subcommand; use up, down or status\n");
   });
 });
+
+describe("input validation: services.moveInPlace", () => {
+  it("takes true with the recreate strategy", () => {
+    const values = baseValues();
+    values.services = { moveInPlace: true };
+    assert.equal(validateConfig({ values } as ConfigSource).services.moveInPlace, true);
+  });
+
+  it("refuses a value that is not true or false, naming the key and the value", () => {
+    const values = baseValues();
+    values.services = { moveInPlace: "yes" };
+    onlyProblem(values, "services.moveInPlace", /"yes"/);
+  });
+
+  it("refuses true with the etcd-rewrite strategy, saying why and what to do", () => {
+    const values = baseValues();
+    values.services = { strategy: "etcd-rewrite", moveInPlace: true };
+    values.nodeRollout = { strategy: "etcd-rewrite" };
+    onlyProblem(values, "services.moveInPlace", /etcd rewrite moves every Service in one apiserver stop/, /set it to false/);
+  });
+});
