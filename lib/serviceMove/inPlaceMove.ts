@@ -1,4 +1,5 @@
 import { parse as parseYaml } from "yaml";
+import { familyOf } from "../net/cidr";
 import { faultPoint } from "./faultHook";
 import { isStatus, isTransient, KubeObject, paths } from "./kubeRest";
 import { plannedIps, StandInRequest } from "./moveTypes";
@@ -7,13 +8,13 @@ import { serviceRefKey } from "./serviceRef";
 import { buildStandInBody, STAND_IN_ANNOTATION } from "./standIn";
 import { HOP_STAND_IN_LABEL, hopInBody, hopOutPatch, hopStandInRequest, isHoppedOut, movesInPlace, pickStandInIps, standInHostName } from "./inPlace";
 import { MANAGED_BY_LABEL } from "./dependents";
-import { SERVICE_NAME_LABEL, SLICE_CONTROLLER } from "./endpointBridge";
+import { BRIDGE_COPY_LABEL, ownSliceCopies, SERVICE_NAME_LABEL, SLICE_CONTROLLER } from "./endpointBridge";
 import { ClusterView, Context, Decision, journalWhere, moveError, nowMs, retrying, uidOf, writeJournal } from "./moverContext";
 import { originalBody, Prepared, recreateBodyOf } from "./prepare";
 import { withoutNewIpAhead } from "./newIpAhead";
 import { inLanes } from "../concurrency/inLanes";
 import { sleep } from "../concurrency/sleep";
-import { allEndpointSlicesPath } from "./swap";
+import { allEndpointSlicesPath, endpointSlicesPath } from "./swap";
 
 /** The in-place move's runtime (see inPlace.ts): its stand-ins before the swaps, the two writes, the stand-ins' removal. */
 
@@ -51,13 +52,17 @@ export async function prepareStandIns(ctx: Context, view: ClusterView, decisions
   const existing = moves.map((d) => view.services.get(serviceRefKey(hopStandInRequest(d.request, ""))));
   const foreign = existing.find((s) => s && s.metadata?.labels?.[HOP_STAND_IN_LABEL] !== "true");
   if (foreign) throw moveError(`Service ${foreign.metadata?.namespace}/${foreign.metadata?.name} has the name an in-place move's stand-in needs and is not one; rename it, or set cidr-migration:services.moveInPlace to false; nothing was changed`);
-  const missing = moves.filter((_, i) => !existing[i]);
-  const ips = pickStandInIps(ctx.options.serviceCidr, moves[0].request.toIP, taken, missing.length);
-  if (!ips) throw moveError(`the new Service range ${ctx.options.serviceCidr} has no room for ${missing.length} temporary stand-in Service(s) beside the planned IPs; set cidr-migration:services.moveInPlace to false (the Services are then re-created) or plan a larger range; nothing was changed`);
   moves.forEach((d, i) => {
-    const standIn = existing[i];
-    hops.set(serviceRefKey(d.request), hopStandInRequest(d.request, standIn ? clusterIpsOf(standIn)[0] : ips[missing.indexOf(d)]));
+    if (existing[i]) hops.set(serviceRefKey(d.request), hopStandInRequest(d.request, clusterIpsOf(existing[i]!)[0]));
   });
+  // each stand-in in its Service's family: a lookup during the hop must get the record type it asked for
+  const missing = moves.filter((_, i) => !existing[i]);
+  for (const family of new Set(missing.map((d) => familyOf(d.request.toIP)))) {
+    const ofFamily = missing.filter((d) => familyOf(d.request.toIP) === family);
+    const ips = pickStandInIps(ctx.options.serviceCidr, ofFamily[0].request.toIP, taken, ofFamily.length);
+    if (!ips) throw moveError(`the new Service range ${ctx.options.serviceCidr} has no room for ${ofFamily.length} temporary stand-in Service(s) (${family}) beside the planned IPs; set cidr-migration:services.moveInPlace to false (the Services are then re-created) or plan a larger range; nothing was changed`);
+    ofFamily.forEach((d, i) => hops.set(serviceRefKey(d.request), hopStandInRequest(d.request, ips[i])));
+  }
   const created: StandInRequest[] = [];
   try {
     await inLanes(moves.filter((_, i) => !existing[i]), Math.max(ctx.options.parallelism, 8), async (d) => {
@@ -75,10 +80,36 @@ export async function prepareStandIns(ctx: Context, view: ClusterView, decisions
     throw moveError(`the temporary stand-in Services for the in-place moves could not be created (${(err as Error).message.split("\n")[0]}); nothing was moved; run again once that is fixed, or set cidr-migration:services.moveInPlace to false`);
   }
   for (const d of moves) faultPoint("after-hop-stand-ins", serviceRefKey(d.request));
+  await copyEndpointsToStandIns(ctx, moves, hops);
   await waitForStandInEndpoints(ctx, moves, hops);
   ctx.options.log?.(`${hops.size} stand-in(s) for the in-place moves; giving kube-proxy ${Math.round(ctx.options.routeAheadSettleMs / 100) / 10} s before the first move`);
   await sleep(ctx.options.routeAheadSettleMs);
   return hops;
+}
+
+/**
+ * Each Service's endpoints copied under its stand-in's name, born the endpointslice controller's (endpointBridge.ts
+ * ownSliceCopies): it replaces them with its own when it gets to the stand-in, but at its default 20 writes a second
+ * that took 19 s for 400 stand-ins (bench:services), which the moves would otherwise wait. Best effort: without a
+ * copy the wait below waits for the controller.
+ */
+async function copyEndpointsToStandIns(ctx: Context, moves: MoveDecision[], hops: Map<string, StandInRequest>): Promise<void> {
+  try {
+    const slices = await ctx.rest.list(await allEndpointSlicesPath(ctx), { labelSelector: `${MANAGED_BY_LABEL}=${SLICE_CONTROLLER}` });
+    const byOwner = new Map<string, KubeObject[]>();
+    for (const slice of slices) {
+      if (!Array.isArray(slice.endpoints) || slice.endpoints.length === 0) continue;
+      for (const owner of slice.metadata?.ownerReferences ?? []) byOwner.set(owner.uid, [...(byOwner.get(owner.uid) ?? []), slice]);
+    }
+    await inLanes(moves, Math.max(ctx.options.parallelism, 8), async (d) => {
+      const standIn = hops.get(serviceRefKey(d.request))!;
+      const copies = ownSliceCopies(byOwner.get(uidOf(d.live)!) ?? [], standIn);
+      const slicesPath = await endpointSlicesPath(ctx, standIn.namespace);
+      await Promise.all(copies.map((copy) => ctx.rest.create(slicesPath, copy).catch((err) => { if (!isStatus(err, 409)) throw err; })));
+    }, () => false);
+  } catch (err) {
+    ctx.warnings.push(`the in-place moves' stand-ins could not be given their Services' endpoints at once (${(err as Error).message.split("\n")[0]}); the moves wait for the endpointslice controller instead`);
+  }
 }
 
 /** Until every stand-in whose Service has endpoints has some too (the endpointslice controller writes them); a warning after 30 s. */
@@ -202,6 +233,11 @@ export async function removeStandIns(ctx: Context, lastHopAt: number | undefined
       const service = of ? await ctx.rest.getOptional(paths.service(namespace, of.slice(of.indexOf("/") + 1))) : undefined;
       if (spec(service ?? {}).type === "ExternalName") return;
       await retrying(() => ctx.rest.delete(paths.service(namespace, standIn.metadata!.name!), { preconditions: { uid: uidOf(standIn) } }).catch((err) => { if (!isStatus(err, 404) && !isStatus(err, 409)) throw err; return {}; }));
+      // copies the controller had not replaced yet: owned by nobody, nothing else removes them
+      const slicesPath = await endpointSlicesPath(ctx, namespace);
+      for (const copy of await ctx.rest.list(slicesPath, { labelSelector: `${SERVICE_NAME_LABEL}=${standIn.metadata!.name},${BRIDGE_COPY_LABEL}=true` })) {
+        await retrying(() => ctx.rest.delete(`${slicesPath}/${encodeURIComponent(copy.metadata!.name!)}`).catch((err) => { if (!isStatus(err, 404)) throw err; return {}; }));
+      }
     }, () => false);
   } catch (err) {
     ctx.warnings.push(`the in-place moves' stand-ins could not be removed (${(err as Error).message.split("\n")[0]}); the next run removes them, or delete the Services labelled ${HOP_STAND_IN_LABEL}=true yourself`);

@@ -109,7 +109,9 @@ describe("in-place Service moves (real test bed)", function () {
       assert.deepEqual(standIn.externalIPs, [planned(seed)[name]], "the stand-in answers at the planned IP too, until the Service does");
     }
 
-    const after = await eventually(rest, ns, "controllers settled", settled);
+    // the stand-ins' slices go too: the copies of their Services' by the mover, the controller's own by the garbage collector
+    const ofStandIn = (s: KubeObject) => [...inPlace].map(hopStandInName).includes(s.metadata?.labels?.["kubernetes.io/service-name"] ?? "");
+    const after = await eventually(rest, ns, "controllers settled and no slice of a stand-in left", (s) => settled(s) && !s.endpointSlices.some(ofStandIn));
     assertNamespaceIntact(seed, before, after, planned(seed), inPlace);
     // the in-place Services kept their EndpointSlices (the same objects, never re-derived)
     const controllerSlices = (state: typeof before, name: string) => state.endpointSlices
