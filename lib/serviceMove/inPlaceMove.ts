@@ -9,7 +9,7 @@ import { buildStandInBody, STAND_IN_ANNOTATION } from "./standIn";
 import { HOP_STAND_IN_LABEL, hopInBody, hopOutPatch, hopStandInRequest, isHoppedOut, movesInPlace, pickStandInIps, standInHostName } from "./inPlace";
 import { MANAGED_BY_LABEL } from "./dependents";
 import { BRIDGE_COPY_LABEL, ownSliceCopies, SERVICE_NAME_LABEL, SLICE_CONTROLLER } from "./endpointBridge";
-import { ClusterView, Context, Decision, journalWhere, moveError, nowMs, retrying, uidOf, writeJournal } from "./moverContext";
+import { ClusterView, Context, Decision, journalWhere, moveError, nowMs, retrying, uidOf, WIDE_LANES, writeJournal } from "./moverContext";
 import { originalBody, Prepared, recreateBodyOf } from "./prepare";
 import { withoutNewIpAhead } from "./newIpAhead";
 import { inLanes } from "../concurrency/inLanes";
@@ -220,24 +220,25 @@ async function hopBack(ctx: Context, prepared: Prepared, live: KubeObject, reaso
  */
 export async function removeStandIns(ctx: Context, lastHopAt: number | undefined): Promise<void> {
   try {
-    const standIns = await ctx.rest.list("/api/v1/services", { labelSelector: `${HOP_STAND_IN_LABEL}=true` });
-    if (standIns.length === 0) return;
+    if ((await ctx.rest.list("/api/v1/services", { labelSelector: `${HOP_STAND_IN_LABEL}=true` })).length === 0) return;
     const wait = (lastHopAt ?? nowMs()) + ctx.options.standInLingerMs - nowMs();
     if (wait > 0) {
-      ctx.options.log?.(`removing ${standIns.length} stand-in(s) in ${Math.round(wait / 1000)} s, once DNS answers cached during the moves have expired`);
+      ctx.options.log?.(`removing the in-place moves' stand-ins in ${Math.round(wait / 1000)} s, once DNS answers cached during the moves have expired`);
       await sleep(wait);
     }
-    await inLanes(standIns, Math.max(ctx.options.parallelism, 8), async (standIn) => {
-      const namespace = standIn.metadata!.namespace!;
-      const of = standIn.metadata?.annotations?.[STAND_IN_ANNOTATION];
-      const service = of ? await ctx.rest.getOptional(paths.service(namespace, of.slice(of.indexOf("/") + 1))) : undefined;
-      if (spec(service ?? {}).type === "ExternalName") return;
-      await retrying(() => ctx.rest.delete(paths.service(namespace, standIn.metadata!.name!), { preconditions: { uid: uidOf(standIn) } }).catch((err) => { if (!isStatus(err, 404) && !isStatus(err, 409)) throw err; return {}; }));
-      // copies the controller had not replaced yet: owned by nobody, nothing else removes them
-      const slicesPath = await endpointSlicesPath(ctx, namespace);
-      for (const copy of await ctx.rest.list(slicesPath, { labelSelector: `${SERVICE_NAME_LABEL}=${standIn.metadata!.name},${BRIDGE_COPY_LABEL}=true` })) {
-        await retrying(() => ctx.rest.delete(`${slicesPath}/${encodeURIComponent(copy.metadata!.name!)}`).catch((err) => { if (!isStatus(err, 404)) throw err; return {}; }));
-      }
+    const services = await ctx.rest.list("/api/v1/services");
+    const byKey = new Map(services.map((s) => [`${s.metadata?.namespace}/${s.metadata?.name}`, s]));
+    const removable = services.filter((s) => s.metadata?.labels?.[HOP_STAND_IN_LABEL] === "true"
+      && spec(byKey.get(s.metadata?.annotations?.[STAND_IN_ANNOTATION] ?? "") ?? {}).type !== "ExternalName");
+    await inLanes(removable, WIDE_LANES, (standIn) => retrying(() => ctx.rest.delete(paths.service(standIn.metadata!.namespace!, standIn.metadata!.name!), { preconditions: { uid: uidOf(standIn) } })
+      .then(() => undefined, (err) => { if (!isStatus(err, 404) && !isStatus(err, 409)) throw err; })), () => false);
+    // copies of their Services' endpoints the controller had not replaced yet: owned by nobody, nothing else removes them
+    const removed = new Set(removable.map((s) => `${s.metadata?.namespace}/${s.metadata?.name}`));
+    const copies = (await ctx.rest.list(await allEndpointSlicesPath(ctx), { labelSelector: `${BRIDGE_COPY_LABEL}=true` }))
+      .filter((slice) => removed.has(`${slice.metadata?.namespace}/${slice.metadata?.labels?.[SERVICE_NAME_LABEL]}`));
+    await inLanes(copies, WIDE_LANES, async (copy) => {
+      const path = `${await endpointSlicesPath(ctx, copy.metadata!.namespace!)}/${encodeURIComponent(copy.metadata!.name!)}`;
+      await retrying(() => ctx.rest.delete(path).then(() => undefined, (err) => { if (!isStatus(err, 404)) throw err; }));
     }, () => false);
   } catch (err) {
     ctx.warnings.push(`the in-place moves' stand-ins could not be removed (${(err as Error).message.split("\n")[0]}); the next run removes them, or delete the Services labelled ${HOP_STAND_IN_LABEL}=true yourself`);
