@@ -2,6 +2,7 @@ import { AppsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, V1ConfigMap, V1Node
 import { parse } from "yaml";
 import { bridgedIpsOf } from "../serviceMove/oldIpBridge";
 import { routedAheadIpsOf } from "../serviceMove/newIpAhead";
+import { HOP_STAND_IN_LABEL, HOPPING_ANNOTATION } from "../serviceMove/inPlace";
 import { describeKubeError, isNotFound } from "../config/kubeClient";
 import { getOptional, TIGERA } from "../podNetwork/calicoApi";
 import { CalicoOperatorInfo, CalicoPoolInfo, CniInfo, InstallationPool, Inventory, NodeInfo, ServiceCidrInfo, ServiceInfo } from "./inventory";
@@ -100,6 +101,9 @@ function toServiceInfo(s: V1Service): ServiceInfo {
   if (bridged?.length) info.bridgedOldIPs = bridged;
   const ahead = routedAheadIpsOf(s);
   if (ahead?.length) info.routedAheadIPs = ahead;
+  const movingTo = s.metadata?.annotations?.[HOPPING_ANNOTATION];
+  if (movingTo && info.type === "ExternalName") info.movingInPlaceTo = movingTo;
+  if (s.metadata?.labels?.[HOP_STAND_IN_LABEL] === "true") info.hopStandIn = true;
   return info;
 }
 

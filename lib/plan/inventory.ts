@@ -16,6 +16,10 @@ export interface ServiceInfo {
   bridgedOldIPs?: string[];
   /** The planned ClusterIPs this Service answers at first, as externalIPs, while a run's swaps last (services.routeNewIpsFirst). */
   routedAheadIPs?: string[];
+  /** ExternalName between the two writes of its in-place move (services.moveInPlace): the planned IP it goes back at. */
+  movingInPlaceTo?: string;
+  /** A temporary stand-in of an in-place move (services.moveInPlace), removed after the moves. */
+  hopStandIn?: boolean;
 }
 
 export interface NodeInfo {

@@ -66,6 +66,27 @@ export function verifyServiceAddresses(input: RangeVerifyInput): Finding[] {
     });
   }
 
+  for (const s of inventory.services.filter((x) => x.movingInPlaceTo)) {
+    findings.push({
+      code: "SERVICE_MOVING_IN_PLACE",
+      severity: "blocker",
+      object: `Service ${s.namespace}/${s.name}`,
+      path: "spec.type",
+      message: `is an ExternalName Service naming its stand-in, between the two writes of its in-place move to ${s.movingInPlaceTo} (services.moveInPlace); its name still resolves, through the stand-in`,
+      action: "run `pulumi up` again: the Service moves finish it from their journal",
+    });
+  }
+
+  for (const s of inventory.services.filter((x) => x.hopStandIn)) {
+    findings.push({
+      code: "HOP_STAND_IN_LEFT",
+      severity: "blocker",
+      object: `Service ${s.namespace}/${s.name}`,
+      message: "a temporary stand-in of an in-place move (services.moveInPlace) is still there",
+      action: "run `pulumi up` again: the Service moves remove their stand-ins once every move is done (or delete it, once no Service names it in spec.externalName)",
+    });
+  }
+
   const kubernetes = inventory.services.find((s) => s.namespace === "default" && s.name === "kubernetes");
   if (!kubernetes) {
     findings.push({

@@ -95,6 +95,19 @@ describe("verify checks (pure)", () => {
     assert.match(found[0].message, /10\.112\.0\.21 as an externalIP/);
   });
 
+  it("a Service between the two writes of its in-place move, and a stand-in left, are blockers until a re-run finishes the moves", () => {
+    const input = migrated();
+    input.inventory.services.push(
+      { namespace: "shop", name: "cart", type: "ExternalName", hasSelector: true, movingInPlaceTo: "10.112.0.30" },
+      { ...svc("shop", "cart-hop-1a2b3", "10.127.255.254"), hopStandIn: true },
+    );
+    const found = verifyFindings(input);
+    assert.deepStrictEqual(brief(found), [["SERVICE_MOVING_IN_PLACE", "Service shop/cart", "spec.type"], ["HOP_STAND_IN_LEFT", "Service shop/cart-hop-1a2b3", ""]]);
+    assert.match(found[0].message, /ExternalName.*10\.112\.0\.30/);
+    assert.match(found[0].action, /pulumi up/);
+    assert.match(found[1].action, /pulumi up/);
+  });
+
   it("the node rollout's DNS budget left behind is a warning naming it; the user's own budgets are not ours to report", () => {
     const input = migrated();
     input.cluster.podDisruptionBudgets.push(
