@@ -12,6 +12,7 @@ import { BRIDGE_COPY_LABEL, ownSliceCopies, SERVICE_NAME_LABEL, SLICE_CONTROLLER
 import { ClusterView, Context, Decision, journalWhere, moveError, nowMs, retrying, uidOf, WIDE_LANES, writeJournal } from "./moverContext";
 import { originalBody, Prepared, recreateBodyOf } from "./prepare";
 import { withoutNewIpAhead } from "./newIpAhead";
+import { relinkDependents } from "./finish";
 import { inLanes } from "../concurrency/inLanes";
 import { sleep } from "../concurrency/sleep";
 import { allEndpointSlicesPath, endpointSlicesPath } from "./swap";
@@ -198,7 +199,8 @@ async function hopOut(ctx: Context, prepared: Prepared, hostName: string): Promi
 
 /**
  * The apiserver refused the Service back at its planned IP for a reason other than timing: it goes back to what it
- * was, old IP included, and the move fails with both reasons; the journal stays if even that is refused.
+ * was, old IP included, its dependents' owner references with it, and the move fails with both reasons; the journal
+ * stays if even that is refused.
  */
 async function hopBack(ctx: Context, prepared: Prepared, live: KubeObject, reason: string): Promise<never> {
   const { entry } = prepared;
@@ -209,6 +211,7 @@ async function hopBack(ctx: Context, prepared: Prepared, live: KubeObject, reaso
   } catch (err) {
     throw moveError(`Service ${key}: kube-apiserver refused it at ${entry.toIP} (${reason}) and back at ${entry.fromIP} too (${(err as Error).message.split("\n")[0]}); it is an ExternalName Service naming its stand-in until then, so its name still answers; the original is kept in ${where}: fix the cause and run again`);
   }
+  await relinkDependents(ctx, entry, new Map());
   await ctx.journal.remove([key]);
   throw moveError(`Service ${key}: kube-apiserver refused it at ${entry.toIP} (${reason}); it was put back as it was at ${entry.fromIP}, nothing lost: fix the cause and run again`);
 }

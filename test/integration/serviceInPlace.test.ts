@@ -7,6 +7,7 @@ import { strict as assert } from "assert";
 import { HOP_STAND_IN_LABEL, hopStandInName, movesInPlace } from "../../lib/serviceMove/inPlace";
 import { KubeObject, KubeRest, kubeRest, paths } from "../../lib/serviceMove/kubeRest";
 import { runServiceMoves } from "../../lib/serviceMove/serviceMover";
+import { entriesFromSecret } from "../../lib/serviceMove/journal";
 import {
   assertNamespaceIntact, eventually, mapIp, namespaceState, SeededShapes, seedServiceShapes, selectorlessSlicesSettled,
   simulateCloudServiceController, SLICE_CONTROLLER, sliceAddresses,
@@ -18,6 +19,7 @@ import { registerNode } from "../testbed/kubelet";
 const OLD_RANGE = "10.96.0.0/16";
 const NEW_RANGE = "10.100.0.0/16";
 const FAST = { routeAheadSettleMs: 300, standInLingerMs: 500 };
+const BAD_TARGET_NS = "in-place-bad-target";
 
 interface Seen {
   type: string;
@@ -46,6 +48,11 @@ describe("in-place Service moves (real test bed)", function () {
       seeds.set(namespace, seed);
       await eventually(rest, namespace, "controller-derived Endpoints and slices", settled);
     }
+    await rest.create("/api/v1/namespaces", { metadata: { name: BAD_TARGET_NS } });
+    for (const [name, ip] of [["good", "10.96.7.10"], ["bad", "10.96.7.11"]]) {
+      await rest.create(paths.services(BAD_TARGET_NS), { metadata: { name, labels: { app: name } }, spec: { clusterIP: ip, selector: { app: name }, ports: [{ port: 80 }] } });
+    }
+
     rest.close();
     await enterNewServiceRange(cluster(), OLD_RANGE, NEW_RANGE);
     rest = await kubeRest(cluster().kubeConfig());
@@ -118,7 +125,38 @@ describe("in-place Service moves (real test bed)", function () {
       .filter((s) => s.metadata?.labels?.["kubernetes.io/service-name"] === name && s.metadata?.labels?.["endpointslice.kubernetes.io/managed-by"] === SLICE_CONTROLLER)
       .map((s) => s.metadata?.uid).sort();
     assert.deepEqual(controllerSlices(after, "web"), controllerSlices(before, "web"), "web's slices are the ones it had");
-    assert.deepEqual(await rest.list("/api/v1/services", { labelSelector: `${HOP_STAND_IN_LABEL}=true` }), [], "no stand-in is left");
+    assert.deepEqual(await rest.list(paths.services(ns), { labelSelector: `${HOP_STAND_IN_LABEL}=true` }), [], "no stand-in is left");
+  });
+
+  it("a planned IP the apiserver refuses, and the old one too: the Service stays ExternalName naming its stand-in (its name answers), journaled; a re-run says so again and changes nothing", async () => {
+    const ns = BAD_TARGET_NS;
+    const bad = await rest.get(paths.service(ns, "bad"));
+    const moves = [
+      { namespace: ns, name: "good", fromIP: "10.96.7.10", toIP: "10.100.7.10" },
+      // outside every range the apiserver allocates from: its second write is refused
+      { namespace: ns, name: "bad", fromIP: "10.96.7.11", toIP: "10.200.7.11" },
+    ];
+    const options = { parallelism: 2, allowLoadBalancerRecreate: false, serviceCidr: NEW_RANGE, routeNewIpsFirst: true, moveInPlace: true, ...FAST };
+    // the old range no longer allocates either (the apiserver is on the new one), so the put-back is refused too
+    const stuck = /Service in-place-bad-target\/bad: kube-apiserver refused it at 10\.200\.7\.11 .* and back at 10\.96\.7\.11 too .*it is an ExternalName Service naming its stand-in until then, so its name still answers; the original is kept in /;
+    await assert.rejects(runServiceMoves(cluster().kubeConfig(), { moves }, options), stuck);
+
+    const good = await rest.get(paths.service(ns, "good"));
+    assert.deepEqual([(good.spec as Record<string, unknown>).clusterIP, (good.spec as Record<string, unknown>).type], ["10.100.7.10", "ClusterIP"], "the other move went through");
+    const hopped = await rest.get(paths.service(ns, "bad"));
+    assert.equal(hopped.metadata?.uid, bad.metadata?.uid, "bad is the same object");
+    assert.deepEqual([(hopped.spec as Record<string, unknown>).type, (hopped.spec as Record<string, unknown>).externalName], ["ExternalName", `${hopStandInName("bad")}.${ns}.svc.cluster.local`]);
+    const standIns = () => rest.list(paths.services(ns), { labelSelector: `${HOP_STAND_IN_LABEL}=true` });
+    assert.deepEqual((await standIns()).map((s) => s.metadata?.name), [hopStandInName("bad")], "its stand-in stays while its name resolves through it; good's went");
+    const journaled = async () => (await rest.list("/api/v1/namespaces/kube-system/secrets", { labelSelector: "cidr-migration.io/journal=service-move" }))
+      .flatMap(entriesFromSecret).filter((e) => e.namespace === ns).map((e) => e.name);
+    assert.deepEqual(await journaled(), ["bad"], "bad's original is journaled");
+
+    const before = JSON.stringify([hopped.metadata?.resourceVersion, (await standIns())[0].metadata?.resourceVersion]);
+    await assert.rejects(runServiceMoves(cluster().kubeConfig(), { moves }, options), stuck);
+    const again = await rest.get(paths.service(ns, "bad"));
+    assert.equal(JSON.stringify([again.metadata?.resourceVersion, (await standIns())[0]?.metadata?.resourceVersion]), before, "the re-run wrote neither bad nor its stand-in");
+    assert.deepEqual(await journaled(), ["bad"]);
   });
 
   it("a policy forbidding ExternalName: the moves fall back to the re-create, with a warning, and nothing is lost", async () => {
@@ -154,6 +192,6 @@ describe("in-place Service moves (real test bed)", function () {
     assert.ok(report.warnings.some((w) => /refused it as ExternalName for its in-place move .*not allowed here.*re-created instead/.test(w)), report.warnings.join("\n"));
     const after = await eventually(rest, ns, "controllers settled", settled);
     assertNamespaceIntact(seed, before, after, planned(seed));
-    assert.deepEqual(await rest.list("/api/v1/services", { labelSelector: `${HOP_STAND_IN_LABEL}=true` }), [], "no stand-in is left");
+    assert.deepEqual(await rest.list(paths.services(ns), { labelSelector: `${HOP_STAND_IN_LABEL}=true` }), [], "no stand-in is left");
   });
 });
