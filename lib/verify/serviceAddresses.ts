@@ -2,6 +2,7 @@ import { Finding } from "../report/findings";
 import { rangeLists } from "../config/rangeLists";
 import { LeftoverTest } from "./leftovers";
 import { RangeVerifyInput } from "./verifyInput";
+import { ServiceInfo } from "../plan/inventory";
 
 /**
  * Services after the move: no ClusterIP left in the old Service range, `kubernetes` at the new range's first address,
@@ -44,47 +45,38 @@ export function verifyServiceAddresses(input: RangeVerifyInput): Finding[] {
     });
   }
 
-  for (const s of inventory.services.filter((x) => x.bridgedOldIPs)) {
-    findings.push({
+  // what a run leaves on a Service only while it lasts: each a blocker until a re-run ends it
+  const leftBehind: Array<{ code: string; path?: string; message: (s: ServiceInfo) => string | undefined; action: string }> = [
+    {
       code: "OLD_IP_BRIDGE_LEFT",
-      severity: "blocker",
-      object: `Service ${s.namespace}/${s.name}`,
       path: "spec.externalIPs",
-      message: `still answers at its old ClusterIP ${s.bridgedOldIPs!.join(" and ")} (the bridge of services.bridgeOldIps, ended only after every pod was re-created)`,
+      message: (s) => s.bridgedOldIPs && `still answers at its old ClusterIP ${s.bridgedOldIPs.join(" and ")} (the bridge of services.bridgeOldIps, ended only after every pod was re-created)`,
       action: "run `pulumi up` again: its old-ip-bridges step ends every bridge left",
-    });
-  }
-
-  for (const s of inventory.services.filter((x) => x.routedAheadIPs)) {
-    findings.push({
+    },
+    {
       code: "NEW_IP_FIRST_LEFT",
-      severity: "blocker",
-      object: `Service ${s.namespace}/${s.name}`,
       path: "spec.externalIPs",
-      message: `still answers at ${s.routedAheadIPs!.join(" and ")} as an externalIP, routed first for a move that has not happened (services.routeNewIpsFirst)`,
+      message: (s) => s.routedAheadIPs && `still answers at ${s.routedAheadIPs.join(" and ")} as an externalIP, routed first for a move that has not happened (services.routeNewIpsFirst)`,
       action: "run `pulumi up` again: the Service moves run removes what it routed first once its moves are done",
-    });
-  }
-
-  for (const s of inventory.services.filter((x) => x.movingInPlaceTo)) {
-    findings.push({
+    },
+    {
       code: "SERVICE_MOVING_IN_PLACE",
-      severity: "blocker",
-      object: `Service ${s.namespace}/${s.name}`,
       path: "spec.type",
-      message: `is an ExternalName Service naming its stand-in, between the two writes of its in-place move to ${s.movingInPlaceTo} (services.moveInPlace); its name still resolves, through the stand-in`,
+      message: (s) => s.movingInPlaceTo && `is an ExternalName Service naming its stand-in, between the two writes of its in-place move to ${s.movingInPlaceTo} (services.moveInPlace); its name still resolves, through the stand-in`,
       action: "run `pulumi up` again: the Service moves finish it from their journal",
-    });
-  }
-
-  for (const s of inventory.services.filter((x) => x.hopStandIn)) {
-    findings.push({
+    },
+    {
       code: "HOP_STAND_IN_LEFT",
-      severity: "blocker",
-      object: `Service ${s.namespace}/${s.name}`,
-      message: "a temporary stand-in of an in-place move (services.moveInPlace) is still there",
+      message: (s) => (s.hopStandIn ? "a temporary stand-in of an in-place move (services.moveInPlace) is still there" : undefined),
       action: "run `pulumi up` again: the Service moves remove their stand-ins once every move is done (or delete it, once no Service names it in spec.externalName)",
-    });
+    },
+  ];
+  for (const left of leftBehind) {
+    for (const s of inventory.services) {
+      const message = left.message(s);
+      if (!message) continue;
+      findings.push({ code: left.code, severity: "blocker", object: `Service ${s.namespace}/${s.name}`, ...(left.path ? { path: left.path } : {}), message, action: left.action });
+    }
   }
 
   const kubernetes = inventory.services.find((s) => s.namespace === "default" && s.name === "kubernetes");
