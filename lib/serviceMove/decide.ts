@@ -2,7 +2,7 @@ import { inRangeList, isRangeList } from "../net/rangeList";
 import { serviceRefKey } from "./serviceRef";
 import { KubeObject } from "./kubeRest";
 import { MoveResult, MoverOptions, plannedIps, ServiceMoveRequest, ServiceMoveSpec } from "./moveTypes";
-import { clusterIpsOf, differingUserFields, holdsNoClusterIp, spec } from "./recreateBody";
+import { clusterIpsOf, differingUserFields, holdsClusterIps, holdsNoClusterIp, spec } from "./recreateBody";
 import { ClusterView, Context, Decision, journalWhere, uidOf } from "./moverContext";
 import { originalBody } from "./prepare";
 import { isHoppedOut } from "./inPlace";
@@ -18,11 +18,6 @@ export async function readCluster(ctx: Context): Promise<ClusterView> {
     for (const ip of clusterIpsOf(service)) if (ip !== "None") view.ipHolders.set(ip, key);
   }
   return view;
-}
-
-function holdsAll(service: KubeObject, ips: string[]): boolean {
-  const held = clusterIpsOf(service);
-  return ips.every((ip) => held.includes(ip));
 }
 
 export function decide(ctx: Context, view: ClusterView, request: ServiceMoveRequest, problems: string[]): Decision | undefined {
@@ -63,7 +58,7 @@ export function decide(ctx: Context, view: ClusterView, request: ServiceMoveRequ
     if (!live) return { kind: "resume", request, entry };
     if (uidOf(live) === uidOf(entry.service)) {
       // deleted by an interrupted re-create, between an in-place move's two writes or after them: finished from the journal
-      if (live.metadata?.deletionTimestamp || isHoppedOut(live, entry.toIP) || holdsAll(live, targets)) return { kind: "resume", request, entry, live };
+      if (live.metadata?.deletionTimestamp || isHoppedOut(live, entry.toIP) || holdsClusterIps(live, targets)) return { kind: "resume", request, entry, live };
       return { kind: "move", request, live, previous: entry };
     }
     if (clusterIpsOf(live).includes(entry.toIP)) return { kind: "resume", request, entry, live };
@@ -84,7 +79,7 @@ export function decide(ctx: Context, view: ClusterView, request: ServiceMoveRequ
     kind: "skip", request, result: { namespace: request.namespace, name: request.name, outcome, ip: ips[0] ?? "None" },
   });
   if (holdsNoClusterIp(live)) return skip("no-cluster-ip");
-  if (targets.every((ip) => ips.includes(ip))) return skip("already-moved");
+  if (holdsClusterIps(live, targets)) return skip("already-moved");
   if (!ips.includes(request.fromIP)) {
     if (ctx.options.serviceCidr && ips.some((ip) => inRangeList(ctx.options.serviceCidr!, ip))) return skip("in-new-range");
     problems.push(`${where} holds ${ips.join(", ")}, the plan expected ${request.fromIP}; the plan is out of date, run preview again, nothing was changed`);

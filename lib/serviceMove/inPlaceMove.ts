@@ -6,11 +6,11 @@ import { plannedIps, StandInRequest } from "./moveTypes";
 import { clusterIpsOf, spec } from "./recreateBody";
 import { serviceRefKey } from "./serviceRef";
 import { buildStandInBody, STAND_IN_ANNOTATION } from "./standIn";
-import { HOP_STAND_IN_LABEL, hopInBody, hopOutPatch, hopStandInRequest, isHoppedOut, movesInPlace, pickStandInIps, standInHostName } from "./inPlace";
+import { HOP_STAND_IN_LABEL, hopInBody, hopOutPatch, hopStandInName, hopStandInRequest, isHoppedOut, movesInPlace, pickStandInIps, standInHostName } from "./inPlace";
 import { MANAGED_BY_LABEL } from "./dependents";
 import { BRIDGE_COPY_LABEL, ownSliceCopies, SERVICE_NAME_LABEL, SLICE_CONTROLLER } from "./endpointBridge";
-import { ClusterView, Context, Decision, journalWhere, moveError, nowMs, retrying, uidOf, WIDE_LANES, writeJournal } from "./moverContext";
-import { originalBody, Prepared, recreateBodyOf } from "./prepare";
+import { ClusterView, Context, Decision, journalWhere, moveError, nowMs, retrying, uidOf, WIDE_LANES } from "./moverContext";
+import { journalNewerOriginal, originalBody, Prepared } from "./prepare";
 import { withoutNewIpAhead } from "./newIpAhead";
 import { relinkDependents } from "./finish";
 import { inLanes } from "../concurrency/inLanes";
@@ -24,7 +24,7 @@ type MoveDecision = Extract<Decision, { kind: "move" }>;
 const SLICES_WAIT_MS = 30_000;
 
 /** The cluster's DNS domain, from kubeadm's kubelet-config (clusterDomain); cluster.local when it cannot be read. */
-export async function clusterDomainOf(ctx: Context): Promise<string> {
+async function clusterDomainOf(ctx: Context): Promise<string> {
   // the path spelled out: `paths.configMap` calls `paths.configMaps`, which the provider's serialized closure lacks
   const config = await ctx.rest.getOptional("/api/v1/namespaces/kube-system/configmaps/kubelet-config").catch(() => undefined);
   const kubelet = (config?.data as Record<string, string> | undefined)?.kubelet;
@@ -49,8 +49,9 @@ export async function prepareStandIns(ctx: Context, view: ClusterView, decisions
   const moves = decisions.filter((d): d is MoveDecision => d.kind === "move" && movesInPlace(d.live, d.request));
   if (!ctx.options.moveInPlace || moves.length === 0) return hops;
   if (!ctx.options.serviceCidr) throw moveError("moving Services in place needs the new Service range (serviceCidr) for the stand-ins; nothing was changed");
+  ctx.clusterDomain = await clusterDomainOf(ctx);
   const taken = new Set([...view.ipHolders.keys(), ...decisions.flatMap((d) => plannedIps(d.request))]);
-  const existing = moves.map((d) => view.services.get(serviceRefKey(hopStandInRequest(d.request, ""))));
+  const existing = moves.map((d) => view.services.get(serviceRefKey({ namespace: d.request.namespace, name: hopStandInName(d.request.name) })));
   const foreign = existing.find((s) => s && s.metadata?.labels?.[HOP_STAND_IN_LABEL] !== "true");
   if (foreign) throw moveError(`Service ${foreign.metadata?.namespace}/${foreign.metadata?.name} has the name an in-place move's stand-in needs and is not one; rename it, or set cidr-migration:services.moveInPlace to false; nothing was changed`);
   moves.forEach((d, i) => {
@@ -190,9 +191,7 @@ async function hopOut(ctx: Context, prepared: Prepared, hostName: string): Promi
       const current = await ctx.rest.getOptional(path);
       if (!current || uidOf(current) !== uidOf(entry.service) || current.metadata?.deletionTimestamp) return undefined; // the re-create path says what happened
       if (isHoppedOut(current, entry.toIP)) return current; // ours went through, its answer was lost
-      entry.service = current;
-      prepared.recreate = recreateBodyOf(ctx, entry);
-      await writeJournal(ctx, entry);
+      await journalNewerOriginal(ctx, prepared, current);
     }
   }
 }

@@ -55,7 +55,7 @@ export interface Context {
   slices?: SliceMirror;
   /** The in-place moves' stand-ins, by the key of the Service each stands in for (inPlaceMove.ts). */
   hops?: Map<string, StandInRequest>;
-  /** The cluster's DNS domain, read when some move goes in place: the stand-ins' names end in it. */
+  /** The cluster's DNS domain, read when some move goes in place (prepareStandIns): the stand-ins' names end in it. */
   clusterDomain?: string;
 }
 

@@ -9,7 +9,7 @@ import { buildRecreateBody, RecreateBody, userMetadata } from "./recreateBody";
 import { withOldIpBridge } from "./oldIpBridge";
 import { withoutNewIpAhead } from "./newIpAhead";
 import { relinkDependents, restoreEndpoints } from "./finish";
-import { Context, Decision, journalWhere, moveError, retrying, uidOf } from "./moverContext";
+import { Context, Decision, journalWhere, moveError, retrying, uidOf, writeJournal } from "./moverContext";
 
 import { createWhenFree } from "./swap";
 
@@ -80,6 +80,16 @@ export function recreateBodyOf(ctx: Context, entry: JournalEntry): RecreateBody 
   const recreate = buildRecreateBody(withoutNewIpAhead(entry.service), entry.fromIP, entry.toIP, entry.otherFamily);
   if (!ctx.options.bridgeOldIps || entry.vacate) return recreate;
   return { ...recreate, body: withOldIpBridge(recreate.body, previousIps(entry)) };
+}
+
+/**
+ * Someone changed the journaled Service before our write (a precondition failed): the journal takes the newer
+ * object as the original, and its re-create body is built again, so the move never loses that edit.
+ */
+export async function journalNewerOriginal(ctx: Context, prepared: Prepared, current: KubeObject): Promise<void> {
+  prepared.entry.service = current;
+  prepared.recreate = recreateBodyOf(ctx, prepared.entry);
+  await writeJournal(ctx, prepared.entry);
 }
 
 /** Phase 1a: the journal entry of a move (written for all moves at once, see runServiceMoves). */

@@ -61,6 +61,12 @@ export function clusterIpsOf(service: KubeObject): string[] {
   return typeof s.clusterIP === "string" && s.clusterIP !== "" ? [s.clusterIP] : [];
 }
 
+/** Whether the Service holds every one of `ips` as a ClusterIP. */
+export function holdsClusterIps(service: KubeObject, ips: readonly string[]): boolean {
+  const held = clusterIpsOf(service);
+  return ips.every((ip) => held.includes(ip));
+}
+
 /** Headless and ExternalName Services hold no ClusterIP: a CIDR move leaves them untouched. */
 export function holdsNoClusterIp(service: KubeObject): boolean {
   const s = spec(service);

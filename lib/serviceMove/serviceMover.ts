@@ -21,7 +21,7 @@ import { mirrorSlices } from "./sliceMirror";
 import { bridgesOwnSlices } from "./endpointBridge";
 import { AHEAD_ANNOTATION, removeNewIpsAhead, routeNewIpsAhead } from "./newIpAhead";
 import { sleep } from "../concurrency/sleep";
-import { clusterDomainOf, prepareStandIns, removeStandIns } from "./inPlaceMove";
+import { prepareStandIns, removeStandIns } from "./inPlaceMove";
 
 /**
  * The Service mover: re-creates Services at their planned ClusterIPs and loses nothing on the way. With
@@ -354,13 +354,10 @@ export async function runServiceMoves(kc: KubeConfig, moveSpec: ServiceMoveSpec,
   };
   try {
     const { run, view, work } = await startRun(ctx, moveSpec, options);
-    if (ctx.options.moveInPlace) {
-      ctx.clusterDomain = await clusterDomainOf(ctx);
-      ctx.hops = await prepareStandIns(ctx, view, work).catch(async (err) => {
-        await run.kubernetes;
-        throw err;
-      });
-    }
+    ctx.hops = await prepareStandIns(ctx, view, work).catch(async (err) => {
+      await run.kubernetes;
+      throw err;
+    });
     await routeAhead(run, work);
     const journalStart = nowMs();
     const prepared = await journalPhase(run, work).catch(async (err) => {

@@ -3,11 +3,11 @@ import { faultPoint } from "./faultHook";
 import { ServiceRef, serviceRefKey } from "./serviceRef";
 import { isStatus, isTransient, KubeApiError, KubeObject, paths } from "./kubeRest";
 import { MoveResult, plannedIps } from "./moveTypes";
-import { clusterIpsOf, differingUserFields, spec } from "./recreateBody";
+import { clusterIpsOf, differingUserFields, holdsClusterIps, spec } from "./recreateBody";
 import { bridgeEndpoints, bridgeSliceName, bridgeSlices, bridgesOwnSlices, ownSliceCopies, SERVICE_NAME_LABEL, SLICE_CONTROLLER, SliceTarget } from "./endpointBridge";
 import { ownBridgeSlices, restoreEndpoints, verifyService } from "./finish";
 import { Context, LEAK_SUSPICION_MS, MAX_BACKOFF_MS, POLL_MS, journalWhere, moveError, nowMs, retrying, round, uidOf, writeJournal } from "./moverContext";
-import { Prepared, recreateBodyOf, rollBack } from "./prepare";
+import { journalNewerOriginal, Prepared, rollBack } from "./prepare";
 import { sleep } from "../concurrency/sleep";
 import { moveInPlace } from "./inPlaceMove";
 
@@ -154,9 +154,7 @@ async function deleteJournaled(ctx: Context, prepared: Prepared, where: string):
         throw moveError(`Service ${key} was replaced by someone else before it could be deleted; nothing of it was deleted; ${where} holds the earlier object: compare, delete that Secret and run again`);
       }
       if (current.metadata?.deletionTimestamp) return; // our delete went through, its answer was lost
-      entry.service = current;
-      prepared.recreate = recreateBodyOf(ctx, entry);
-      await writeJournal(ctx, entry);
+      await journalNewerOriginal(ctx, prepared, current);
     }
   }
 }
@@ -343,7 +341,7 @@ export async function swapMove(ctx: Context, prepared: Prepared): Promise<Swappe
     result.movedInPlace = true;
     faultPoint("after-create", key);
     ctx.options.log?.(`Service ${key}: ${entry.fromIP} -> ${entry.toIP} in place (${result.gapMillis} ms as ExternalName)`);
-  } else if (prepared.live && (uidOf(prepared.live) !== uidOf(entry.service) || plannedIps(entry).every((ip) => clusterIpsOf(prepared.live!).includes(ip)))) {
+  } else if (prepared.live && (uidOf(prepared.live) !== uidOf(entry.service) || holdsClusterIps(prepared.live, plannedIps(entry)))) {
     created = prepared.live; // an interrupted run had already created it (or moved it in place)
     if (uidOf(created) === uidOf(entry.service)) result.movedInPlace = true;
   } else {
