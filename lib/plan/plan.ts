@@ -10,6 +10,7 @@ import { NodeMove, Plan, PlanWarning, ServiceMove } from "./planModel";
 import { planRefusals } from "./planRefusals";
 import { standInName } from "../serviceMove/planMoves";
 import { isKubernetesService, serviceRefKey } from "../serviceMove/serviceRef";
+import { canMoveInPlace } from "../serviceMove/inPlace";
 import { planPhases } from "./phases";
 import { calicoPoolPlan } from "./calicoPools";
 import { largeServiceMoveWarning } from "./largeServiceMove";
@@ -272,6 +273,13 @@ function planServices(config: RangeMigrationConfig, live: ServiceInfo[], kuberne
           : "a LoadBalancer Service can get a new external address when re-created; the move is refused until cidr-migration:services.allowLoadBalancerRecreate is true",
         object: `Service ${key}`,
       });
+    }
+    // what the mover does at run time, unless admission refuses the ExternalName (then it re-creates, with a warning)
+    if (config.services.moveInPlace && e !== dns) {
+      if (canMoveInPlace(s.type, s.hasSelector, e.second ? 2 : 1)) {
+        return { ...move("recreate", "ClusterIP in the old range; moved in place, the same object (services.moveInPlace)", keepsOffset, e.newIp ?? e.ip), inPlace: true };
+      }
+      return move("recreate", "ClusterIP in the old range; re-created: only a single-stack ClusterIP Service with a selector moves in place", keepsOffset, e.newIp ?? e.ip);
     }
     return move("recreate", "ClusterIP in the old range", keepsOffset, e.newIp ?? e.ip);
   });

@@ -46,6 +46,8 @@ export interface ServiceMove {
   reason: string;
   /** True when the old IP was pinned by the user (or is the DNS IP) and keeps its offset. */
   keepsOffset: boolean;
+  /** services.moveInPlace: the move keeps the object (ExternalName through a stand-in, then back at the new IP). */
+  inPlace?: boolean;
   /**
    * A dual-stack run: every ClusterIP the Service holds, in its own ipFamilies order, and where each ends; present
    * when it holds two. oldClusterIP/newClusterIP are the first of each, as spec.clusterIP is.

@@ -89,7 +89,7 @@ export function renderPlan(plan: Plan, opts: RenderOptions = {}): string {
         { header: "reason", wrap: true, min: 20, detail: 1 },
       ],
       // a dual-stack Service lists both of its ClusterIPs, in its own family order
-      plan.services.map((s) => [`${s.namespace}/${s.name}`, s.type, s.oldClusterIPs?.join(", ") ?? s.oldClusterIP ?? "-", s.newClusterIPs?.join(", ") ?? s.newClusterIP ?? "-", s.action, s.reason]),
+      plan.services.map((s) => [`${s.namespace}/${s.name}`, s.type, s.oldClusterIPs?.join(", ") ?? s.oldClusterIP ?? "-", s.newClusterIPs?.join(", ") ?? s.newClusterIP ?? "-", s.inPlace ? "in place" : s.action, s.reason]),
       width,
     ),
   );

@@ -29,8 +29,12 @@ export const HOPPING_ANNOTATION = "cidr-migration.io/moving-in-place-to";
  * stand-in could select; a dual-stack one would lose its second family's answer while it hops.
  */
 export function movesInPlace(service: KubeObject, request: ServiceMoveRequest): boolean {
-  const type = spec(service).type ?? "ClusterIP";
-  return type === "ClusterIP" && hasSelector(service) && !request.otherFamily && !request.vacate && clusterIpsOf(service).length === 1;
+  return canMoveInPlace(spec(service).type as string | undefined, hasSelector(service), clusterIpsOf(service).length) && !request.otherFamily && !request.vacate;
+}
+
+/** The same rule on a Service's shape alone, for the plan. */
+export function canMoveInPlace(type: string | undefined, selector: boolean, clusterIpCount: number): boolean {
+  return (type ?? "ClusterIP") === "ClusterIP" && selector && clusterIpCount === 1;
 }
 
 /** The stand-in's name: the Service's, shortened to fit, with a hash of the full name so shortened names stay apart. */

@@ -5,6 +5,7 @@ import { validateConfig } from "../../../lib/config/config";
 import { UserError } from "../../../lib/config/errors";
 import { Inventory } from "../../../lib/plan/inventory";
 import { buildPlan, planAsFound } from "../../../lib/plan/plan";
+import { renderPlan } from "../../../lib/plan/planReport";
 import { planInconsistencies } from "../../../lib/plan/planConsistency";
 import { Plan, PlanStep } from "../../../lib/plan/planModel";
 import { serviceMovesFromPlan } from "../../../lib/serviceMove/planMoves";
@@ -80,6 +81,19 @@ describe("lib/plan buildPlan", () => {
     assert.equal(byName.get("default/kubernetes")!.newClusterIP, "10.112.0.1");
     assert.deepEqual(plan.dns, { namespace: "kube-system", name: "kube-dns", oldClusterIP: "10.96.0.10", newClusterIP: "10.112.0.10" });
     assert.deepEqual(plan.kubernetesService, { oldClusterIP: "10.96.0.1", newClusterIP: "10.112.0.1" });
+  });
+
+  it("services.moveInPlace: names each move that goes in place, in the Service's row and the rendered table; DNS, kubernetes, NodePort, LoadBalancer and selector-less ones stay re-creates", () => {
+    const plan = buildPlan(smallConfig((v) => { v.services = { allowLoadBalancerRecreate: true, moveInPlace: true }; }), smallInventory());
+    const inPlace = plan.services.filter((s) => s.inPlace).map((s) => `${s.namespace}/${s.name}`);
+    assert.deepEqual(inPlace, ["monitoring/prometheus", "shop/web"]);
+    for (const s of plan.services.filter((s) => s.inPlace)) assert.equal(s.action, "recreate"); // what the graph and gate count as a move
+    const webRow = renderPlan(plan).split("\n").find((l) => l.startsWith("shop/web "))!;
+    assert.match(webRow, /in place/);
+    assert.match(plan.services.find((s) => s.name === "web-nodeport")!.reason, /re-created: only a single-stack ClusterIP Service with a selector/);
+    assert.deepEqual(planInconsistencies(plan), []);
+    // without the key nothing is in place
+    assert.equal(buildPlan(smallConfig(), smallInventory()).services.some((s) => s.inPlace), false);
   });
 
   it("keeps the DNS Service at its offset even when Services sorted before it need the next free address", () => {
