@@ -168,6 +168,7 @@ interface MoverRun {
   aftermath: Aftermath;
   timings?: { preflightMillis: number; journalMillis: number; swapMillis: number; finishMillis: number };
   swapLanes?: { min: number; max: number };
+  createdAheadOfDeleteAnswer?: number;
 }
 
 interface Aftermath {
@@ -232,6 +233,7 @@ async function moverRun(kc: KubeConfig, namespace: string, ips: Record<string, s
     aftermath,
     timings: report.timings,
     swapLanes: report.swapLanes,
+    createdAheadOfDeleteAnswer: report.createdAheadOfDeleteAnswer,
   };
 }
 
@@ -341,7 +343,8 @@ async function main(): Promise<void> {
       const t = r.timings;
       console.log(`mover, parallelism ${r.parallelism}: moved ${r.moved}/${COUNT}${IN_PLACE ? `, ${r.movedInPlace} of them in place` : ""} (${r.restoredEndpoints} hand-made Endpoints restored, ${r.bridged} bridged; the endpointslice controller replaced the copies ${r.aftermath.copiesLeft === 0 && r.aftermath.duplicated === 0 ? `within ${(r.aftermath.settledMs / 1000).toFixed(0)} s after the mover` : `only partly in ${AFTERMATH_LIMIT_MS / 1000} s: ${r.aftermath.copiesLeft} copies left, ${r.aftermath.duplicated} Services listing an endpoint twice`}); speed-up ${(kubectlMs / r.totalMs).toFixed(1)}x over the kubectl loop (target >= 20x); gap p99 ${fmt(percentile(r.moverGaps, 0.99))} ms (target < 100 ms)`
         + (t ? `; phases: read + dependents scan ${fmt(t.preflightMillis)} ms, journal ${fmt(t.journalMillis)} ms, swaps ${fmt(t.swapMillis)} ms, bookkeeping ${fmt(t.finishMillis)} ms` : "")
-        + (r.swapLanes ? `; swaps in flight adapted between ${r.swapLanes.min} and ${r.swapLanes.max}` : ""));
+        + (r.swapLanes ? `; swaps in flight adapted between ${r.swapLanes.min} and ${r.swapLanes.max}` : "")
+        + (r.createdAheadOfDeleteAnswer !== undefined ? `; ${r.createdAheadOfDeleteAnswer} re-creates started on the watch's report of their delete, before its answer` : ""));
     }
     console.log(`kubectl loop: moved ${movedByKubectl}/${COUNT}`);
     console.log(`DNS swap: the final IP had no Service for ${fmt(dns.gapMillis ?? NaN)} ms (stand-in delete accepted → kube-dns create accepted; target < 1 s)`);

@@ -162,4 +162,6 @@ export interface MoveReport {
   timings?: { preflightMillis: number; journalMillis: number; swapMillis: number; finishMillis: number };
   /** The fewest and most swaps the run had in flight: the bound adapts to the gaps (serviceMove/adaptiveLanes). */
   swapLanes?: { min: number; max: number };
+  /** How many re-creates started when a watch reported their delete, before the apiserver answered it (deletionWatch.ts). */
+  createdAheadOfDeleteAnswer?: number;
 }

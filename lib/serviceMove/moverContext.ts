@@ -6,6 +6,7 @@ import { isKubeApiError, isTransient, KubeObject, KubeRest } from "./kubeRest";
 import { DEFAULT_DELETE_TIMEOUT_SECONDS, DEFAULT_STAND_IN_LINGER_MS, MoveResult, MoverOptions, ServiceMoveRequest, StandInRequest } from "./moveTypes";
 import { sleep } from "../concurrency/sleep";
 import type { SliceMirror } from "./sliceMirror";
+import type { DeletionWatch } from "./deletionWatch";
 
 /** What every part of a Service-move run shares: the resolved options, the run's context, decisions, lanes, and one-line failures. */
 
@@ -53,6 +54,8 @@ export interface Context {
   endpointSlicesVersion?: Promise<string>;
   /** From the first swap to the end of the bookkeeping: the slices a move reads, mirrored by a watch (sliceMirror.ts). */
   slices?: SliceMirror;
+  /** From the first swap to the end of the bookkeeping: Service deletions as a watch reports them (deletionWatch.ts). */
+  deletions?: DeletionWatch;
   /** The in-place moves' stand-ins, by the key of the Service each stands in for (inPlaceMove.ts). */
   hops?: Map<string, StandInRequest>;
   /** The cluster's DNS domain, read when some move goes in place (prepareStandIns): the stand-ins' names end in it. */

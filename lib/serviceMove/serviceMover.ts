@@ -18,6 +18,7 @@ import { Prepared, abandon, detachMove, journalEntryFor, preparedMove } from "./
 import { ensureStandIn } from "./standInMove";
 import { Swapped, allEndpointSlicesPath, swapMove, waitGone } from "./swap";
 import { mirrorSlices } from "./sliceMirror";
+import { watchDeletions } from "./deletionWatch";
 import { bridgesOwnSlices } from "./endpointBridge";
 import { AHEAD_ANNOTATION, removeNewIpsAhead, routeNewIpsAhead } from "./newIpAhead";
 import { sleep } from "../concurrency/sleep";
@@ -253,6 +254,16 @@ async function mirrorSlicesForBridges(ctx: Context, prepared: Prepared[]): Promi
   }
 }
 
+/** The deletion watch for phase 2's re-creates (deletionWatch.ts); without it each waits for its delete's answer. */
+async function watchDeletionsForSwaps(ctx: Context, prepared: Prepared[]): Promise<void> {
+  if (!prepared.some((p) => !ctx.hops?.has(serviceRefKey(p.request)))) return;
+  try {
+    ctx.deletions = await watchDeletions(ctx.rest);
+  } catch (err) {
+    ctx.options.log?.(`Service deletions could not be watched (${(err as Error).message.split("\n")[0]}); each re-create waits for its delete's answer`);
+  }
+}
+
 /**
  * Phase 3, bookkeeping: re-link, verify; undo phase 1 for moves never started; then the journal entries go, one
  * write per journal Secret. Returns how many moves were never started.
@@ -366,6 +377,7 @@ export async function runServiceMoves(kc: KubeConfig, moveSpec: ServiceMoveSpec,
     });
     const swapStart = nowMs();
     await mirrorSlicesForBridges(ctx, prepared);
+    await watchDeletionsForSwaps(ctx, prepared);
     const phase = await swapPhase(run, prepared);
     const finishStart = nowMs();
     const notStarted = await finishPhase(run, prepared, phase);
@@ -379,6 +391,7 @@ export async function runServiceMoves(kc: KubeConfig, moveSpec: ServiceMoveSpec,
       swapMillis: round(finishStart - swapStart),
       finishMillis: round(nowMs() - finishStart),
     };
+    if (ctx.deletions) report.createdAheadOfDeleteAnswer = ctx.deletions.ahead;
     if (failures.length > 0) {
       throw moveError([...failures, ...(notStarted > 0 ? [`${notStarted} other Service move(s) were not started (nothing of them changed); run again once the above is fixed`] : [])].join("\n"));
     }
@@ -387,6 +400,7 @@ export async function runServiceMoves(kc: KubeConfig, moveSpec: ServiceMoveSpec,
     return report;
   } finally {
     ctx.slices?.stop();
+    ctx.deletions?.stop();
     rest.close();
   }
 }

@@ -223,8 +223,14 @@ async function swapIn(ctx: Context, prepared: Prepared, where: string): Promise<
   const copies = ownSliceCopies(oldSlices, { namespace: entry.namespace, name: entry.name });
   const copyNames = copies.map((copy) => copy.metadata!.name!);
   const preCopied = copies.length > 0 && (await createCopies(ctx, slicesPath, copies, key));
+  let answered: Promise<void> = Promise.resolve();
   try {
-    if (current) await deleteJournaled(ctx, prepared, where);
+    if (current) {
+      const deletion = startDelete(ctx, prepared, where, oldUid!);
+      answered = deletion.answered;
+      answered.catch(() => undefined); // awaited below, once the create is done; a failure before that is gone's too
+      await deletion.gone;
+    }
   } catch (err) {
     if (preCopied) await removeCopies(ctx, slicesPath, copyNames);
     throw err;
@@ -235,13 +241,40 @@ async function swapIn(ctx: Context, prepared: Prepared, where: string): Promise<
   const { body } = prepared.recreate;
   const { created, attempts } = await createWhenFree(ctx, body, key, oldUid, where);
   const createdAt = nowMs();
-  if (oldSlices.length === 0) return { created, gapMillis: createdAt - deleted, attempts };
-  if (!preCopied) {
+  const swapped = { created, gapMillis: createdAt - deleted, attempts };
+  let bridged = {};
+  if (oldSlices.length > 0 && !preCopied) {
     await bridgeEndpointsTo(ctx, created, slicesPath, oldSlices, undefined, true);
-    return { created, gapMillis: createdAt - deleted, attempts, bridgedMillis: nowMs() - createdAt, copies: copyNames };
+    bridged = { bridgedMillis: nowMs() - createdAt, copies: copyNames };
+  } else if (oldSlices.length > 0) {
+    // the copies are the endpointslice controller's to replace (endpointBridge.ts ownSliceCopies): nothing to hand over
+    bridged = { bridgedMillis: 0 };
   }
-  // the copies are the endpointslice controller's to replace (endpointBridge.ts ownSliceCopies): nothing to hand over
-  return { created, gapMillis: createdAt - deleted, attempts, bridgedMillis: 0 };
+  // before the move writes anything more (hand-made Endpoints): the apiserver removes the old Service's Endpoints
+  // after its delete, just before it answers
+  await answered;
+  return { ...swapped, ...bridged };
+}
+
+/**
+ * The journaled delete: `gone` settles with the apiserver's answer or, sooner, when the deletion watch reports the
+ * Service gone (deletionWatch.ts); `answered` with the answer.
+ */
+function startDelete(ctx: Context, prepared: Prepared, where: string, uid: string): { gone: Promise<void>; answered: Promise<void> } {
+  const answer = deleteJournaled(ctx, prepared, where);
+  if (!ctx.deletions) return { gone: answer, answered: answer };
+  const deletions = ctx.deletions;
+  let reported = false;
+  let isAnswered = false;
+  const watched = deletions.deleted(uid).then(() => {
+    reported = true;
+    if (!isAnswered) deletions.ahead++;
+  });
+  return {
+    gone: Promise.race([answer.finally(() => { isAnswered = true; }), watched]),
+    // once the watch has reported it gone, a failed answer (a lost connection) changes nothing
+    answered: answer.catch((err) => { if (!reported) throw err; }),
+  };
 }
 
 /** Copies of `slices` under the Service's name, without an owner, made before its delete; false if they could not be made. */
