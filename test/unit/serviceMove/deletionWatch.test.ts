@@ -1,27 +1,7 @@
 import { strict as assert } from "assert";
-import { KubeObject, KubeRest } from "../../../lib/serviceMove/kubeRest";
+import { KubeObject } from "../../../lib/serviceMove/kubeRest";
+import { fakeWatchRest } from "../../support/fakeWatchRest";
 import { watchDeletions } from "../../../lib/serviceMove/deletionWatch";
-
-/** A rest with one read and one watch: the test sends the watch's events and ends it. */
-function fakeRest() {
-  const calls: Array<{ method: string; path: string; query?: Record<string, string> }> = [];
-  let send: ((type: string, object: KubeObject) => void) | undefined;
-  let end: ((err?: Error) => void) | undefined;
-  let stopped = false;
-  const rest = {
-    async get(path: string) {
-      calls.push({ method: "get", path });
-      return { metadata: { resourceVersion: "41" }, items: [] };
-    },
-    watch(path: string, query: Record<string, string>, onEvent: (type: string, object: KubeObject) => void, onEnd: (err?: Error) => void) {
-      calls.push({ method: "watch", path, query });
-      send = onEvent;
-      end = onEnd;
-      return { stop: () => { stopped = true; } };
-    },
-  } as unknown as KubeRest;
-  return { rest, calls, send: (type: string, object: KubeObject) => send!(type, object), end: (err?: Error) => end!(err), stopped: () => stopped };
-}
 
 const service = (uid: string): KubeObject => ({ metadata: { name: "web", namespace: "shop", uid } });
 /** Whether `promise` has settled once pending callbacks have run. */
@@ -34,7 +14,7 @@ async function settled(promise: Promise<unknown>): Promise<boolean> {
 
 describe("the deletion watch (deletionWatch.ts)", () => {
   it("reads one item for the collection's resourceVersion, watches from there, and resolves a uid's wait on its DELETED event only", async () => {
-    const fake = fakeRest();
+    const fake = fakeWatchRest();
     const watch = await watchDeletions(fake.rest);
     assert.deepEqual(fake.calls, [
       { method: "get", path: "/api/v1/services?limit=1" },
@@ -55,7 +35,7 @@ describe("the deletion watch (deletionWatch.ts)", () => {
   });
 
   it("never resolves a wait once the watch has ended: the caller's delete answer decides", async () => {
-    const fake = fakeRest();
+    const fake = fakeWatchRest();
     const watch = await watchDeletions(fake.rest);
     const web = watch.deleted("uid-web");
     fake.end(new Error("watch /api/v1/services: too old resource version"));
