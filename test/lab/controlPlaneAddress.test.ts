@@ -23,7 +23,7 @@ import { FAULT_ENV } from "../../lib/serviceMove/faultHook";
 import { EngineStack } from "../e2e/engineStack";
 import { startWriter, Writer } from "../support/etcdTrio";
 import { inNode } from "../testbed/nodes/inNode";
-import { defaultSite, LabInfo, labDown, labUp, LabSite, movedLabAddress } from "../testbed/nodes/labStack";
+import { buildLab, defaultSite, LabInfo, labDown, labUp, LabSite, movedLabAddress } from "../testbed/nodes/labStack";
 
 const SITE: LabSite = { ...defaultSite(), nodes: ["cp-1", "cp-2", "cp-3", "worker-1"] };
 const MOVED = "cp-3";
@@ -84,6 +84,11 @@ const CASES = [
 
 for (const { title, loseEtcdWal } of CASES) describe(`control-plane node address change on real kubeadm nodes, through the real engine (issue 16)${title}`, function () {
   this.timeout(40 * 60_000);
+  // the builds (about 40 minutes on a cold machine) before any case's own time starts
+  before(async function () {
+    this.timeout(90 * 60_000);
+    await buildLab();
+  });
   let lab: LabInfo;
   let stack: EngineStack;
   let from: string;

@@ -11,7 +11,7 @@ import * as path from "path";
 import { performance } from "perf_hooks";
 import { cidrContains } from "../../lib/net/cidr";
 import { fleetCli as cli } from "../e2e/fleetSandboxes";
-import { defaultSite, extraSite, LAB_RANGES, labDown, LabInfo, LabSite, labUp, stackEnv } from "../testbed/nodes/labStack";
+import { buildLab, defaultSite, extraSite, LAB_RANGES, labDown, LabInfo, LabSite, labUp, stackEnv } from "../testbed/nodes/labStack";
 import { inNode } from "../testbed/nodes/inNode";
 
 const REPO_ROOT = path.join(__dirname, "..", "..");
@@ -20,6 +20,11 @@ const SITES: LabSite[] = [extraSite(1, ["cp-1", "worker-1"]), extraSite(2, ["cp-
 
 describe("fleet on real clusters: two waves; a failed stack stops wave 1, and after the fix both waves finish", function () {
   this.timeout(45 * 60_000);
+  // the builds (about 40 minutes on a cold machine) before any case's own time starts
+  before(async function () {
+    this.timeout(90 * 60_000);
+    await buildLab();
+  });
   const labs: LabInfo[] = [];
   let work: string;
   let fleetFile: string;

@@ -10,7 +10,7 @@ import * as fs from "fs";
 import * as path from "path";
 import { cidrContains } from "../../lib/net/cidr";
 import { phaseWindows, stepWindows } from "../testbed/nodes/engineTimeline";
-import { defaultSite, LAB_RANGES, labDir, labDown, LabSite } from "../testbed/nodes/labStack";
+import { buildLab, defaultSite, LAB_RANGES, labDir, labDown, LabSite } from "../testbed/nodes/labStack";
 import { LabMigration, migrateLab } from "../testbed/nodes/labMigration";
 import { summarizeTraffic } from "../testbed/nodes/trafficSummary";
 import { inNode } from "../testbed/nodes/inNode";
@@ -124,6 +124,11 @@ function bridgedTraffic(m: LabMigration): void {
 
 describe("the migration on real nodes (node lab)", function () {
   this.timeout(30 * 60_000);
+  // the builds (about 40 minutes on a cold machine) before any case's own 30 minutes start
+  before(async function () {
+    this.timeout(90 * 60_000);
+    await buildLab();
+  });
   after(async () => {
     // CIDR_MIGRATION_LAB_KEEP=1 leaves the last case's cluster and stack up to look at (`sandbox down --nodes` removes it)
     if (process.env.CIDR_MIGRATION_LAB_KEEP !== "1") await labDown();

@@ -132,12 +132,17 @@ function script(file: string, args: string[], env: NodeJS.ProcessEnv = process.e
   });
 }
 
-/** Every binary the lab runs, built from the Go module proxy where the cache lacks it (each step skips what is built). */
+/**
+ * Every binary the lab runs, built from the Go module proxy where the cache lacks it (each step skips what is built),
+ * and the Pulumi engine its migrations run under: on a cold machine about 40 minutes, which the lab tests spend
+ * before their cases' own time starts.
+ */
 export async function buildLab(): Promise<void> {
   const version = resolveTestBedVersion(versionTable().newest);
   await script("test/testbed/install.sh", [version.minor]);
   await script("test/testbed/build/kube.sh", [version.kube, "kubelet", "kube-proxy", "kube-scheduler", "agnhost"]);
   await script("test/testbed/build/node.sh", []);
+  await script("test/testbed/build/pulumi.sh", []);
 }
 
 export async function labUp(site = defaultSite()): Promise<LabInfo> {
