@@ -215,6 +215,7 @@ export class NodeRollout extends pulumi.ComponentResource {
       oldPodCIDR: move.oldPodCIDR,
       drainTimeoutSeconds: args.rollout.drainTimeoutSeconds,
       unmanagedPods: args.unmanagedPods,
+      dnsService: { namespace: plan.dns.namespace, name: plan.dns.name },
     }, { parent: this, dependsOn: ctx.dependsOn });
 
     const oldPodCidrs = [plan.podCidr.from, ...(move.oldPodCIDR && move.oldPodCIDR !== plan.podCidr.from ? [move.oldPodCIDR] : [])];

@@ -42,7 +42,7 @@ export const NODE_API_STEPS_VERSION = "1";
 
 /** Changing one of these is another action on the cluster: a replacement. The rest is recorded in place. */
 const IDENTITY = ["step", "node", "runId", "plannedPodCIDR", "oldPoolCidrs", "nodeKept", "podCidrFromController", "internalIP", "oldInternalIP"] as const;
-const IN_PLACE = ["version", "oldPodCIDR", "drainTimeoutSeconds", "evictionRetrySeconds", "unmanagedPods", "rejoinTimeoutSeconds"] as const;
+const IN_PLACE = ["version", "oldPodCIDR", "drainTimeoutSeconds", "evictionRetrySeconds", "unmanagedPods", "rejoinTimeoutSeconds", "dnsService"] as const;
 
 type StepWire = Wire<StepInputs>;
 
@@ -88,6 +88,8 @@ function checkInputs(news: StepWire): pulumi.dynamic.CheckResult<StepWire> {
     }
   }
   if (known("unmanagedPods") && news.unmanagedPods !== "refuse" && news.unmanagedPods !== "evict") fail("unmanagedPods", `unmanagedPods ${JSON.stringify(news.unmanagedPods)} must be "refuse" or "evict"`);
+  const dns = news.dnsService as { namespace?: unknown; name?: unknown } | undefined;
+  if (known("dnsService") && (typeof dns?.namespace !== "string" || typeof dns?.name !== "string")) fail("dnsService", `dnsService ${JSON.stringify(news.dnsService)} must name the DNS Service, e.g. { namespace: "kube-system", name: "kube-dns" }`);
   return { inputs: news, failures };
 }
 
@@ -186,6 +188,8 @@ export interface NodeDrainArgs extends CommonArgs {
   evictionRetrySeconds?: pulumi.Input<number>;
   /** Pods without a controller: "refuse" (default, the drain fails naming them) or "evict". */
   unmanagedPods?: pulumi.Input<UnmanagedPodPolicy>;
+  /** The cluster's DNS Service: its evicted pods are taken out of it while they still answer. */
+  dnsService?: pulumi.Input<{ namespace: string; name: string }>;
 }
 
 export interface CalicoIpamReleaseArgs extends CommonArgs {
@@ -236,6 +240,7 @@ export class NodeDrain extends pulumi.dynamic.Resource {
       drainTimeoutSeconds: args.drainTimeoutSeconds,
       evictionRetrySeconds: args.evictionRetrySeconds,
       unmanagedPods: args.unmanagedPods,
+      dnsService: args.dnsService,
     }, ["backupConfigMap", "evicted", "ignored", "daemonSets"]), withSecrets(opts), "cidr-migration", "NodeDrain");
   }
 }

@@ -7,7 +7,7 @@
 //
 // The provider is driven directly (its create(), as the tests of a library would) and, for the crash and the
 // registration tests, through the SDK's dynamic-provider host exactly as `pulumi up` drives it.
-import { ApiextensionsV1Api, AppsV1Api, CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, setHeaderOptions, V1CustomResourceDefinition, V1Node, V1Pod } from "@kubernetes/client-node";
+import { ApiextensionsV1Api, AppsV1Api, CoreV1Api, CustomObjectsApi, DiscoveryV1Api, KubeConfig, PatchStrategy, setHeaderOptions, V1CustomResourceDefinition, V1Node, V1Pod } from "@kubernetes/client-node";
 import * as assert from "assert";
 import * as fs from "fs";
 import * as path from "path";
@@ -18,7 +18,8 @@ import { cidrContains } from "../../lib/net/cidr";
 import { isSecret, PROVIDER_KEY, Props, ProviderHost, registrationOf, serializeDynamicProvider, startProviderHost, urnOf } from "../support/providerHost";
 import { freshNamespace, useTestCluster } from "../testbed/fixture";
 import { defaultNodeLabels, registerNode } from "../testbed/kubelet";
-import { eventually, PodSimulator, startPodSimulator } from "./nodeRolloutSimulation";
+import { eventually, LAMEDUCK_ANNOTATION, PodSimulator, startPodSimulator } from "./nodeRolloutSimulation";
+import { HANDED_OFF_LABEL } from "../../lib/nodeMove/apiSteps/dnsHandoff";
 
 /** The provider's create, with its outputs as the tests read them (each step reports its own fields). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -160,6 +161,8 @@ describe("node move API steps (real kube-apiserver + KCM of the test-bed version
         await addNode("worker-e");
         await addNode("worker-f", { "example.com/crash-test": "yes" });
         await addNode("worker-addr");
+        await addNode("worker-dns-1", { pool: "dns-test" });
+        await addNode("worker-dns-2", { pool: "dns-test" });
 
         // a node agent on every node (pod network, like a CNI-managed DaemonSet such as a log shipper)
         await apps.createNamespacedDaemonSet({
@@ -243,6 +246,61 @@ describe("node move API steps (real kube-apiserver + KCM of the test-bed version
         assert.ok(now.every((p) => p.spec?.nodeName === "worker-d" && !pods.some((old) => old.metadata!.uid === p.metadata!.uid)), `replacements on ${now.map((p) => p.spec?.nodeName)}`);
         assert.strictEqual((await daemonSetPodOn("worker-c"))?.metadata?.uid, agent!.metadata!.uid, "the DaemonSet pod stays");
         assert.strictEqual((await core.readNode({ name: "worker-c" })).spec?.unschedulable, true);
+    });
+
+    it("dnsService: each evicted DNS pod leaves its Service while it still runs (its lameduck), so kube-proxy drops the flows that lead to it; other pods keep their labels", async () => {
+        const dnsLabels = { "k8s-app": "sim-dns" };
+        await apps.createNamespacedDeployment({
+            namespace,
+            body: {
+                metadata: { name: "sim-dns" },
+                spec: {
+                    replicas: 2,
+                    selector: { matchLabels: dnsLabels },
+                    template: {
+                        metadata: { labels: { ...dnsLabels, tier: "dns" }, annotations: { [LAMEDUCK_ANNOTATION]: "6000" } },
+                        spec: { automountServiceAccountToken: false, nodeSelector: { pool: "dns-test" }, containers: [{ name: "dns", image: "registry.k8s.io/pause:3.2" }] },
+                    },
+                },
+            },
+        });
+        await core.createNamespacedService({ namespace, body: { metadata: { name: "sim-dns" }, spec: { selector: dnsLabels, ports: [{ name: "dns", port: 53, protocol: "UDP" }] } } });
+        const other = await workload("beside-dns", 1, { pool: "dns-test" }, { maxUnavailable: 1 });
+        const dnsPods = await eventually("both DNS pods running", async () => {
+            const items = (await core.listNamespacedPod({ namespace, labelSelector: "k8s-app=sim-dns" })).items;
+            return items.length === 2 && items.every((p) => p.status?.podIP) ? items : undefined;
+        });
+        const node = dnsPods[0].spec!.nodeName!;
+        const onNode = dnsPods.filter((p) => p.spec?.nodeName === node);
+        const besides = other.filter((p) => p.spec?.nodeName === node);
+        assert.strictEqual(onNode.length + besides.length, 3, "the simulated scheduler put both DNS pods and the other pod on one node");
+        const sliceAddresses = async () => (await kc.makeApiClient(DiscoveryV1Api).listNamespacedEndpointSlice({ namespace, labelSelector: "kubernetes.io/service-name=sim-dns" })).items
+            .flatMap((slice) => (slice.endpoints ?? []).flatMap((e) => e.addresses));
+        await eventually("the DNS Service's slices list its pods", async () => ((await sliceAddresses()).length === 2 ? true : undefined));
+
+        const drained = createStep(inputs("drain", node, { plannedPodCIDR: "10.48.9.0/24", evictionRetrySeconds: 1, dnsService: { namespace, name: "sim-dns" } }));
+        for (const pod of onNode) {
+            // while the drain waits for it: terminating (answering, in the simulated lameduck), out of the Service,
+            // labelled by us, its other labels kept
+            const name = pod.metadata!.name!;
+            const live = await eventually(`${name} handed off while it runs`, async () => {
+                const found = (await core.listNamespacedPod({ namespace, fieldSelector: `metadata.name=${name}` })).items[0];
+                assert.ok(found, `${name} was deleted before it left its Service`);
+                return found.metadata?.labels?.[HANDED_OFF_LABEL] ? found : undefined;
+            }, 10_000);
+            assert.ok(live.metadata?.deletionTimestamp, "evicted first");
+            assert.strictEqual(live.metadata?.labels?.["k8s-app"], undefined, "the selector's label is gone");
+            assert.strictEqual(live.metadata?.labels?.tier, "dns", "its other labels stay");
+            await eventually(`${pod.status!.podIP} out of the Service's slices`, async () => ((await sliceAddresses()).includes(pod.status!.podIP!) ? undefined : true), 10_000);
+            assert.strictEqual((await core.listNamespacedPod({ namespace, fieldSelector: `metadata.name=${name}` })).items.length, 1, "out of the slices while the pod still runs");
+        }
+        const { outs } = await drained;
+        assert.ok(onNode.every((p) => outs.evicted.includes(`${namespace}/${p.metadata!.name}`)), `evicted ${outs.evicted}`);
+        assert.ok(outs.evicted.includes(`${namespace}/${besides[0].metadata!.name}`));
+        const live = (await core.listNamespacedPod({ namespace, fieldSelector: `metadata.name=${besides[0].metadata!.name}` })).items[0];
+        if (live) assert.deepStrictEqual(live.metadata?.labels, besides[0].metadata?.labels, "a pod outside the DNS Service keeps its labels");
+        await apps.deleteNamespacedDeployment({ namespace, name: "sim-dns" });
+        await core.deleteNamespacedService({ namespace, name: "sim-dns" });
     });
 
     it("a pod without a controller stops the drain before the node is touched, unless unmanagedPods is evict", async () => {
@@ -429,7 +487,7 @@ describe("node move API steps (real kube-apiserver + KCM of the test-bed version
 
     it("with every node in the new range, KCM runs with --allocate-node-cidrs=true again and allocates around the planned subnets", async () => {
         // the drain-only test nodes never left the old range: in a real rollout they would move too
-        for (const name of ["worker-b", "worker-c", "worker-d"]) await core.deleteNode({ name });
+        for (const name of ["worker-b", "worker-c", "worker-d", "worker-dns-1", "worker-dns-2"]) await core.deleteNode({ name });
         const nodes = (await core.listNode()).items;
         assert.ok(nodes.every((n) => cidrContains(NEW_POD_CIDR, n.spec!.podCIDR!)), nodes.map((n) => `${n.metadata!.name} ${n.spec?.podCIDR}`).join(", "));
         await cluster().restartControllerManager({ allocateNodeCidrs: true, clusterCidr: NEW_POD_CIDR });

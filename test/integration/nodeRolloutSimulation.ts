@@ -8,6 +8,9 @@ import { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions, V1Node, V1Pod }
 import { Address4 } from "ip-address";
 import { sleep } from "../testbed/processes";
 
+/** Milliseconds a terminating pod keeps running before the simulated kubelet's final delete. */
+export const LAMEDUCK_ANNOTATION = "cidr-migration.test/lameduck-ms";
+
 export interface PodSimulatorOptions {
     namespaces: string[];
     /** Nodes whose CNI still hands out addresses from this (old) range: a failed CNI cleanup. */
@@ -48,6 +51,7 @@ export function startPodSimulator(kc: KubeConfig, opts: PodSimulatorOptions): Po
     const core = kc.makeApiClient(CoreV1Api);
     const errors: string[] = [];
     const nextHost = new Map<string, number>();
+    const terminatingSince = new Map<string, number>();
     let running = true;
 
     function addressIn(range: string, key: string): string {
@@ -66,6 +70,10 @@ export function startPodSimulator(kc: KubeConfig, opts: PodSimulatorOptions): Po
                 const nodeName = pod.spec?.nodeName;
                 try {
                     if (pod.metadata?.deletionTimestamp) {
+                        // a pod annotated with LAMEDUCK_ANNOTATION runs on that long after its deletion began (CoreDNS's lameduck)
+                        const uid = pod.metadata.uid!;
+                        if (!terminatingSince.has(uid)) terminatingSince.set(uid, Date.now());
+                        if (Date.now() - terminatingSince.get(uid)! < Number(pod.metadata.annotations?.[LAMEDUCK_ANNOTATION] ?? 0)) continue;
                         // the kubelet stopped the containers: the final delete
                         if (nodeName) await core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 });
                         continue;

@@ -1,7 +1,8 @@
 /**
  * NodeDrain's step: back up the Node's labels, taints, annotations and unschedulable to a kube-system ConfigMap,
  * cordon, evict its pods through the Eviction API (PDBs respected, DaemonSet and mirror pods left, emptyDir
- * allowed), and fail after drainTimeoutSeconds. Never forces anything.
+ * allowed), and fail after drainTimeoutSeconds. Never forces anything. An evicted pod of the cluster's DNS Service
+ * is taken out of that Service while it still answers (dnsHandoff.ts).
  */
 import { V1Node, V1Pod } from "@kubernetes/client-node";
 import { describeKubeError } from "../../config/kubeClient";
@@ -9,6 +10,7 @@ import { BACKUP_LABELS, BACKUP_NAMESPACE, BACKUP_RECORD_VERSION, BackupPhase, No
 import { PdbLike, pdbsBlocking, planDrain, podKey } from "../drainDecision";
 import { metadataOf } from "../nodeMetadata";
 import { evict, policyVersion } from "./eviction";
+import { dnsSelector, handOff, matchesSelector } from "./dnsHandoff";
 import { POLL_MS, StepRun, mergePatch } from "./stepRun";
 import { sleep } from "../../concurrency/sleep";
 
@@ -77,6 +79,8 @@ export async function drain(run: StepRun): Promise<Record<string, unknown>> {
   }
 
   const version = await policyVersion(run);
+  const dns = inputs.dnsService ? await dnsSelector(run, inputs.dnsService) : undefined;
+  const handoffs: Array<Promise<void>> = [];
   const evicted = new Set<string>();
   let ignored: string[] = [];
   let blocked = new Set<string>();
@@ -91,8 +95,10 @@ export async function drain(run: StepRun): Promise<Record<string, unknown>> {
       const result = await evict(run, pod, version);
       if (result === "blocked") blocked.add(podKey(pod));
       else if (result === "evicted") evicted.add(podKey(pod));
+      if (result === "evicted" && dns && matchesSelector(pod, dns)) handoffs.push(handOff(run, pod, dns));
     }
     if (Date.now() >= deadline) {
+      await Promise.all(handoffs);
       const pdbs = await pdbsIn(run, version, [...new Set(plan.evict.map((p) => p.metadata!.namespace!))]);
       const stuck = [
         ...plan.evict.filter((p) => blocked.has(podKey(p))).map((p) => `${podKey(p)} (${pdbsBlocking(p, pdbs).join(", ") || "blocked by a PodDisruptionBudget"})`),
@@ -105,6 +111,7 @@ export async function drain(run: StepRun): Promise<Record<string, unknown>> {
     }
     await sleep(blocked.size > 0 ? retryMs : POLL_MS);
   }
+  await Promise.all(handoffs);
   run.log(`drained: ${evicted.size} pod(s) evicted, ${ignored.length} left (DaemonSet/mirror)`);
   return { backupConfigMap: run.backupName(), evicted: [...evicted].sort(), ignored, daemonSets: backup.record.daemonSets, elapsedSeconds: run.elapsedSeconds() };
 }

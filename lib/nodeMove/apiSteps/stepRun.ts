@@ -27,6 +27,8 @@ export interface StepInputs {
   drainTimeoutSeconds?: number;
   evictionRetrySeconds?: number;
   unmanagedPods?: UnmanagedPodPolicy;
+  /** drain: the cluster's DNS Service; the drain takes its evicted pods out of it while they still answer (dnsHandoff.ts) */
+  dnsService?: { namespace: string; name: string };
   /** release-calico-ipam */
   oldPoolCidrs?: string[];
   /** rejoin: applies to each wait (registration, Ready, pods back) */
