@@ -148,6 +148,7 @@ describe("NodeRollout graph (mocks: order and inputs)", function () {
       assert.equal(drain.inputs.oldPodCIDR, move.oldPodCIDR);
       assert.equal(drain.inputs.runId, "2024-05-01");
       assert.equal(drain.inputs.drainTimeoutSeconds, 300);
+      assert.deepEqual(drain.inputs.dnsService, { namespace: plan.dns.namespace, name: plan.dns.name }, "its evicted DNS pods leave the DNS Service while they still answer");
       assert.equal(step(graph, move.name, "rejoin").inputs.plannedPodCIDR, move.newPodCIDR);
       assert.deepEqual(step(graph, move.name, "calico-ipam").inputs.oldPoolCidrs, ["10.244.0.0/16"]);
     }
