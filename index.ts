@@ -33,6 +33,7 @@ import { rangeLists } from "./lib/config/rangeLists";
 import { flannelTransitionNetwork } from "./lib/plan/phases";
 import { buildPlan } from "./lib/plan/plan";
 import { refuseControlPlaneAddressProblems } from "./lib/plan/controlPlaneAddressRefusals";
+import { controlPlaneRejoins } from "./lib/nodeMove/controlPlaneRejoin";
 import { controlPlaneNames, planNodeAddresses } from "./lib/plan/nodeAddressPlan";
 import { kubernetesServiceIP } from "./lib/net/cidr";
 import { NODE_STEP_PREFIX, SERVICE_STEP_PREFIX, stepId } from "./lib/plan/stepIds";
@@ -118,6 +119,20 @@ export = async () => {
     kubeProxyConfigEdit({ podCidr: ranges.pod.to }),
     ...(plan.cni === "flannel" ? [flannelConfigEdit({ podCidr: flannelNetworks.transition, ...flannelAt }), flannelConfigEdit({ podCidr: flannelNetworks.final, ...flannelAt })] : []),
   ]));
+  // kubeadm-rejoin: the control-plane nodes etcd can spare are reset and joined again as such; the others re-register
+  const controlPlaneRejoin = config.nodeRollout.strategy === "kubeadm-rejoin"
+    ? controlPlaneRejoins(config.nodes.filter((n) => n.role === "control-plane").map((n) => ({
+      name: n.name,
+      addresses: inventory.nodes.find((i) => i.name === n.name)?.internalIPs ?? [],
+      addressMoves: config.nodeAddresses.some((c) => c.name === n.name),
+    })), {
+      clusterConfiguration: await readConfigMap(KUBEADM_CONFIG.namespace, KUBEADM_CONFIG.configMap).then((data) => data?.[KUBEADM_CONFIG.key]),
+      kubeconfigServer: kc.getCurrentCluster()?.server,
+      etcdEndpoints: config.etcd.endpoints,
+      controlPlaneNodes: controlPlaneNames(config, inventory).size,
+    })
+    : undefined;
+  for (const { name, reason } of controlPlaneRejoin?.reregistered ?? []) void pulumi.log.info(`nodeRollout.strategy kubeadm-rejoin: control-plane node ${name} re-registers instead: ${reason}`);
   // The components read through the module's one reader: set only now, with no await before they are declared, so
   // they read this run's cluster even when a fleet runs several programs in one process.
   useConfigMapReader(readConfigMap);
@@ -226,7 +241,15 @@ export = async () => {
   // 8. nodes: the canary alone, control-plane nodes one at a time, workers in batches; then KCM allocation back on.
   //    While they drain, a disruption budget keeps one DNS pod answering (nodeRollout.dnsDisruptionBudget).
   const dnsBudget = dnsBudgetAroundRollout(order, { config, plan, kubeconfig, runId }, [clusterConfig, ...cniChanges]);
-  const nodes = declareNodeRollout(order, stepsUnder(NODE_STEP_PREFIX, isAllocationStep), [clusterConfig, ...cniChanges, dnsBudget.open], { plan, config, ssh, kubeconfig, runId, workerChanges: workerAddressChanges });
+  const nodes = declareNodeRollout(order, stepsUnder(NODE_STEP_PREFIX, isAllocationStep), [clusterConfig, ...cniChanges, dnsBudget.open], {
+    plan, config, ssh, kubeconfig, runId, workerChanges: workerAddressChanges,
+    ...(controlPlaneRejoin ? {
+      controlPlaneRejoin: {
+        controlPlaneJoins: controlPlaneRejoin.joins,
+        etcd: { endpoints: config.etcd.endpoints, caCert: etcdTls.etcdCaCert, cert: etcdTls.etcdCert, key: etcdTls.etcdKey },
+      },
+    } : {}),
+  });
   const dnsBudgetClose = dnsBudget.close(nodes.done);
   // (after a rewrite KCM started with allocation on: no Node was left in the old range)
   const allocation = rewrite

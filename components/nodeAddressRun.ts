@@ -4,7 +4,7 @@ import { HostAddressSettings, MigrationConfig, NodeAddressChange } from "../lib/
 import { Plan } from "../lib/plan/planModel";
 import { NODE_STEP_PREFIX, stepId } from "../lib/plan/stepIds";
 import { ControlPlaneAddress } from "./controlPlaneAddress";
-import { NodeRollout } from "./nodeRollout";
+import { NodeRollout, NodeRolloutArgs } from "./nodeRollout";
 import { PlanOrder } from "./planOrder";
 import { SshCredentials } from "./remoteConnection";
 import { dnsBudgetAroundRollout } from "./dnsBudgetAroundRollout";
@@ -30,6 +30,8 @@ export function declareNodeRollout(order: PlanOrder, ids: readonly string[], aft
   kubeconfig: pulumi.Output<string>;
   runId: string;
   workerChanges: NodeAddressChange[];
+  /** kubeadm-rejoin: the control-plane nodes joined again as such (lib/nodeMove/controlPlaneRejoin), and etcd to check first. */
+  controlPlaneRejoin?: Pick<NodeRolloutArgs, "controlPlaneJoins" | "etcd">;
 }): NodeRollout {
   const { plan, config, ssh, kubeconfig, runId } = args;
   const nodes = order.declare("nodes", ids, after, (o) => new NodeRollout("nodes", {
@@ -40,6 +42,7 @@ export function declareNodeRollout(order: PlanOrder, ids: readonly string[], aft
     rollout: config.nodeRollout,
     runId,
     ...(config.hostAddress ? { addressChanges: { changes: args.workerChanges, host: config.hostAddress } } : {}),
+    ...args.controlPlaneRejoin,
   }, o));
   order.finishedBy(nodes, nodes.done);
   return nodes;

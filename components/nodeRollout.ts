@@ -34,6 +34,11 @@
  * Strategy `kubeadm-rejoin` (workers): drain → cni-cleanup → join-token (SSH on a control-plane node: a fresh
  * bootstrap token, secret output) → deregister → calico-ipam → kubeadm-rejoin (SSH: reset, clean, join; the join
  * writes config.yaml from the kubelet-config ConfigMap, which carries the new clusterDNS) → rejoin.
+ * The same for each control-plane node in `controlPlaneJoins` (where etcd can spare its member, see
+ * lib/nodeMove/controlPlaneRejoin; the others re-register), with: etcd-check first (API: every other member answers,
+ * leadership handed away), the token made on another control-plane node with the key to the certificates it
+ * uploads (`--control-plane --certificate-key`), and, after the join, kcm-allocation-off (its new KCM gets
+ * --allocate-node-cidrs=false, as every KCM has until the rollout ends).
  *
  * Scripts come from lib/remote/scripts and run over SSH through lib/remote/sshExec. Backups on the nodes go under
  * /var/lib/cidr-migration/backup/<runId>. Progress per node (node, step, elapsed) is logged by the API steps; the
@@ -62,9 +67,22 @@ import { ConnectionOptions, SshCredentials, connectionFor } from "./remoteConnec
 import { stepId } from "../lib/plan/stepIds";
 import { DEFAULT_REJOIN_TIMEOUT_SECONDS } from "../lib/nodeMove/apiSteps/rejoin";
 import { fromReadStep } from "./readStepOutput";
+import { EtcdRejoinCheck } from "../dynamic-providers/etcdRejoinCheck";
+import { ControlPlaneJoinTarget } from "../lib/nodeMove/controlPlaneRejoin";
+import { DEFAULT_KCM_HEALTH_URL, FlagChangeSteps, flagChangeSteps } from "./controlPlane";
 
 export const KUBELET_CONFIG_PATH = "/var/lib/kubelet/config.yaml";
 export const JOIN_TOKEN_COMMAND = "kubeadm token create --print-join-command --ttl 2h";
+/**
+ * A control-plane node's join: kubeadm uploads the control-plane certificates, encrypted, to Secret
+ * kube-system/kubeadm-certs (for two hours) and prints their key last; the join command then carries it.
+ */
+export const CONTROL_PLANE_JOIN_TOKEN_SCRIPT = [
+  "set -eu",
+  "key=$(kubeadm init phase upload-certs --upload-certs | tail -n 1)",
+  `case "$key" in ""|*[!0-9a-f]*) echo "kubeadm init phase upload-certs printed no certificate key; run it on this node by hand to see why" >&2; exit 1 ;; esac`,
+  `kubeadm token create --print-join-command --ttl 2h --certificate-key "$key"`,
+].join("\n");
 
 export interface NodeRolloutArgs {
   /** lib/plan's Plan: node moves (batch, canary, newPodCIDR), podCidr.from, cni, dns, and the "nodes/<name>" estimates. */
@@ -88,6 +106,15 @@ export interface NodeRolloutArgs {
   /** kubeadm-rejoin: the control-plane node that makes the join tokens. Default: the first control-plane node in `nodes`. */
   tokenNode?: string;
   /**
+   * kubeadm-rejoin: the control-plane nodes reset and joined again as control-plane nodes, by name (from
+   * lib/nodeMove/controlPlaneRejoin); every other control-plane node re-registers. Needs `etcd`.
+   */
+  controlPlaneJoins?: Record<string, ControlPlaneJoinTarget>;
+  /** How the etcd check before each control-plane node's reset reaches etcd (config etcd). */
+  etcd?: { endpoints: string[]; caCert?: pulumi.Input<string>; cert?: pulumi.Input<string>; key?: pulumi.Input<string> };
+  /** Seconds each KCM edit waits for KCM to be healthy (default 300). */
+  healthTimeoutSeconds?: number;
+  /**
    * Workers whose address changes while they re-register (config nodeAddresses, issue 16), and how their hosts
    * change it (config hostAddress). Such a worker always re-registers (kubeadm reset would rewrite its kubelet flags).
    */
@@ -110,6 +137,9 @@ export interface NodeMoveSteps {
   kubeletConfigDns?: RemoteScript;
   kubeletStart?: RemoteScript;
   kubeadmRejoin?: RemoteScript;
+  /** A control-plane node joined again: its etcd checked first, its new KCM's allocation turned off after. */
+  etcdCheck?: EtcdRejoinCheck;
+  kcmAllocationOff?: FlagChangeSteps;
   rejoin: NodeRejoin;
   /** etcd-rewrite with Flannel: the routes to the nodes not yet rolled, once this node's flanneld restarted. */
   bridgeRoutes?: RemoteScript;
@@ -180,7 +210,7 @@ export class NodeRollout extends pulumi.ComponentResource {
         const moving = checked.addressChanges.get(move.name);
         const strategy = args.rollout.strategy === "etcd-rewrite"
           ? "etcd-rewrite"
-          : args.rollout.strategy === "kubeadm-rejoin" && move.role === "worker" && !moving ? "kubeadm-rejoin" : "reregister";
+          : args.rollout.strategy === "kubeadm-rejoin" && !moving && (move.role === "worker" || args.controlPlaneJoins?.[move.name]) ? "kubeadm-rejoin" : "reregister";
         const steps = this.nodeSteps(`${name}-${move.name}`, move, strategy, {
           ...checked, target: checked.targets.get(move.name)!, args, clusterDns, common, dependsOn: previous, guard,
         });
@@ -207,6 +237,11 @@ export class NodeRollout extends pulumi.ComponentResource {
     const { args, backupDir, common, guard } = ctx;
     const plan = args.plan;
     const script = this.scriptFor(prefix, connectionFor(ctx.target, args.ssh, args.connection));
+    const controlPlaneJoin = strategy === "kubeadm-rejoin" && move.role === "control-plane" ? args.controlPlaneJoins?.[move.name] : undefined;
+    // before anything changes on a control-plane node to be reset: etcd can spare its member
+    const etcdCheck = controlPlaneJoin ? new EtcdRejoinCheck(`${prefix}-etcd-check`, {
+      ...args.etcd!, member: move.name, nodeAddress: controlPlaneJoin.advertiseAddress, runId: args.runId,
+    }, { parent: this, dependsOn: ctx.dependsOn }) : undefined;
 
     const drain = new NodeDrain(`${prefix}-drain`, {
       ...common,
@@ -216,11 +251,11 @@ export class NodeRollout extends pulumi.ComponentResource {
       drainTimeoutSeconds: args.rollout.drainTimeoutSeconds,
       unmanagedPods: args.unmanagedPods,
       dnsService: { namespace: plan.dns.namespace, name: plan.dns.name },
-    }, { parent: this, dependsOn: ctx.dependsOn });
+    }, { parent: this, dependsOn: etcdCheck ? [etcdCheck] : ctx.dependsOn });
 
     const oldPodCidrs = [plan.podCidr.from, ...(move.oldPodCIDR && move.oldPodCIDR !== plan.podCidr.from ? [move.oldPodCIDR] : [])];
     const cniCleanup = script("cni-cleanup", guard(() => cleanupCni({ cni: plan.cni, oldPodCidrs, backupDir, root: args.root })), [drain]);
-    const steps = { move, strategy, drain, cniCleanup } as NodeMoveSteps;
+    const steps = { move, strategy, etcdCheck, drain, cniCleanup } as NodeMoveSteps;
 
     let beforeDelete: pulumi.Resource;
     if (strategy !== "kubeadm-rejoin") {
@@ -228,9 +263,10 @@ export class NodeRollout extends pulumi.ComponentResource {
       beforeDelete = steps.kubeletStop;
     } else {
       // a fresh token per node, made right before its join, on a control-plane node; the output is the credential
+      // a control-plane node's from another one, with the key to the certificates that one uploads for the join
       steps.joinToken = new RemoteScript(`${prefix}-join-token`, {
-        connection: connectionFor(ctx.tokenNode!, args.ssh, args.connection),
-        script: JOIN_TOKEN_COMMAND,
+        connection: connectionFor(controlPlaneJoin ? ctx.guard(() => otherControlPlane(args, move.name)) : ctx.tokenNode!, args.ssh, args.connection),
+        script: controlPlaneJoin ? CONTROL_PLANE_JOIN_TOKEN_SCRIPT : JOIN_TOKEN_COMMAND,
         secretOutput: true,
       }, { parent: this, dependsOn: [cniCleanup] });
       beforeDelete = steps.joinToken;
@@ -246,7 +282,7 @@ export class NodeRollout extends pulumi.ComponentResource {
     const change = ctx.addressChanges.get(move.name);
     if (change) beforeStart = [this.addressAdd(steps, script, beforeStart, change, ctx)];
     const rejoinAfter = strategy === "kubeadm-rejoin"
-      ? this.kubeadmJoinAgain(steps, script, beforeStart, ctx)
+      ? this.kubeadmJoinAgain(prefix, steps, script, beforeStart, ctx, controlPlaneJoin)
       : this.kubeletRestart(steps, script, beforeStart, ctx);
     steps.rejoin = new NodeRejoin(`${prefix}-rejoin`, {
       ...common,
@@ -318,17 +354,35 @@ export class NodeRollout extends pulumi.ComponentResource {
     return steps.kubeletStart;
   }
 
-  /** kubeadm-rejoin: reset, clean and join with the fresh token; the join writes config.yaml from kubelet-config. */
-  private kubeadmJoinAgain(steps: NodeMoveSteps, script: ScriptStep, beforeStart: pulumi.Resource[], ctx: NodeStepContext): pulumi.Resource {
+  /**
+   * kubeadm-rejoin: reset, clean and join with the fresh token; the join writes config.yaml from kubelet-config. A
+   * control-plane node joins as one, and its new KCM gets allocation off: kubeadm writes it with allocation on, and
+   * KCM exits when it leads with a Node still in the old range.
+   */
+  private kubeadmJoinAgain(prefix: string, steps: NodeMoveSteps, script: ScriptStep, beforeStart: pulumi.Resource[], ctx: NodeStepContext, controlPlaneJoin: ControlPlaneJoinTarget | undefined): pulumi.Resource {
     const { args, backupDir } = ctx;
     const joinScript = fromReadStep(pulumi.secret(steps.joinToken!.stdout), (stdout) => {
       const join = parseJoinCommand(stdout);
+      if (controlPlaneJoin && !join.certificateKey) throw new Error(`node ${steps.move.name}: the join-token step printed no --certificate-key for a control-plane join; run kubeadm init phase upload-certs --upload-certs on a control-plane node by hand to see why`);
       return kubeadmRejoin({
         ...join, rejoinId: args.runId, backupDir, nodeName: steps.move.name, root: args.root, ignorePreflightErrors: args.rollout.ignorePreflightErrors,
+        ...(controlPlaneJoin ? { controlPlane: { certificateKey: join.certificateKey!, ...controlPlaneJoin } } : {}),
       }).reveal("kubeadm-rejoin script");
     });
     steps.kubeadmRejoin = script("kubeadm-rejoin", pulumi.secret(joinScript), beforeStart);
-    return steps.kubeadmRejoin;
+    if (!controlPlaneJoin) return steps.kubeadmRejoin;
+    steps.kcmAllocationOff = flagChangeSteps({
+      name: `${prefix}-kcm-allocation-off`,
+      node: ctx.target,
+      component: "kube-controller-manager",
+      flags: { "allocate-node-cidrs": false },
+      healthUrl: DEFAULT_KCM_HEALTH_URL,
+      backupDir: `${backupDir}/kubeadm-rejoin-kcm`,
+      args: { nodes: [ctx.target], ssh: args.ssh, connection: args.connection, runId: args.runId, healthTimeoutSeconds: args.healthTimeoutSeconds, root: args.root },
+      parent: this,
+      dependsOn: [steps.kubeadmRejoin],
+    });
+    return steps.kcmAllocationOff.write;
   }
 }
 
@@ -392,7 +446,18 @@ function checkRolloutArgs(args: NodeRolloutArgs, fail: (message: string) => neve
     }
   }
   const tokenNode = rollout.strategy === "kubeadm-rejoin" ? tokenNodeFor(args, fail) : undefined;
+  if (rollout.strategy === "kubeadm-rejoin" && Object.keys(args.controlPlaneJoins ?? {}).length > 0 && !args.etcd?.endpoints?.length) {
+    fail("controlPlaneJoins needs etcd (its endpoints): etcd is checked before each control-plane node's reset");
+  }
   return { waves, targets, backupDir, rejoinTimeout, tokenNode, addressChanges: addressChangesOf(args, waves, fail) };
+}
+
+/** The token node for a control-plane node's own join: the configured one unless that is the node, else the first other. */
+function otherControlPlane(args: NodeRolloutArgs, node: string): NodeTarget {
+  const others = (args.nodes ?? []).filter((n) => n.role === "control-plane" && n.name !== node);
+  const other = others.find((n) => n.name === args.tokenNode) ?? others[0];
+  if (!other) throw new Error(`node ${node}: a control-plane node's kubeadm-rejoin needs another control-plane node in cidr-migration:nodes to make its join token`);
+  return other;
 }
 
 function tokenNodeFor(args: NodeRolloutArgs, fail: (message: string) => never): NodeTarget {

@@ -2,8 +2,8 @@
  * Reads the output of `kubeadm token create --print-join-command` (run on a control-plane node for the
  * kubeadm-rejoin strategy) into what lib/remote/scripts/kubeadmRejoin takes.
  *
- * The output is one line, `kubeadm join <host:port> --token <token> --discovery-token-ca-cert-hash sha256:<hex>`,
- * possibly after warning lines. The token is a credential: it comes back as a Sensitive, and no error message
+ * The output is one line, `kubeadm join <host:port> --token <token> --discovery-token-ca-cert-hash sha256:<hex>`
+ * (for a control-plane node also `--control-plane --certificate-key <hex>`), possibly after warning lines. The token is a credential: it comes back as a Sensitive, and no error message
  * here quotes the output.
  */
 import { UserError } from "../config/errors";
@@ -13,6 +13,8 @@ export interface JoinParameters {
   endpoint: string;
   token: Sensitive;
   caCertHash: string;
+  /** A control-plane join's key to the certificates kubeadm uploaded (--certificate-key): a credential too. */
+  certificateKey?: Sensitive;
 }
 
 export function parseJoinCommand(output: string): JoinParameters {
@@ -30,5 +32,6 @@ export function parseJoinCommand(output: string): JoinParameters {
   if (!endpoint || endpoint.startsWith("--")) throw new UserError("the `kubeadm join` line has no control-plane endpoint; check controlPlaneEndpoint in kubeadm-config");
   if (!token) throw new UserError("the `kubeadm join` line has no --token; re-run the token step");
   if (!caCertHash) throw new UserError("the `kubeadm join` line has no --discovery-token-ca-cert-hash; re-run the token step");
-  return { endpoint, token: new Sensitive(token), caCertHash };
+  const certificateKey = valueOf("--certificate-key");
+  return { endpoint, token: new Sensitive(token), caCertHash, ...(certificateKey ? { certificateKey: new Sensitive(certificateKey) } : {}) };
 }

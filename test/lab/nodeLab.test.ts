@@ -111,6 +111,24 @@ function trafficOf(m: LabMigration) {
   return { phases, pods, traffic };
 }
 
+interface EtcdMember { ID: string; name: string; isLearner?: boolean }
+
+/** etcdctl inside cp-1's etcd pod (the lab's etcd image carries it), with kubeadm's health-check client certificate. */
+function etcdctl(kubeconfigPath: string, args: string[]): string {
+  const pki = "/etc/kubernetes/pki/etcd";
+  const result = spawnSync(path.join(labDir(), "bin", "kubectl"), [
+    "--kubeconfig", kubeconfigPath, "-n", "kube-system", "exec", "etcd-cp-1", "--", "etcdctl", "--endpoints=https://127.0.0.1:2379",
+    `--cacert=${pki}/ca.crt`, `--cert=${pki}/healthcheck-client.crt`, `--key=${pki}/healthcheck-client.key`, ...args,
+  ], { encoding: "utf8" });
+  assert.equal(result.status, 0, result.stderr);
+  return result.stdout;
+}
+
+/** The etcd members, IDs in hex (JSON numbers would lose their low digits). */
+function etcdMembers(kubeconfigPath: string): EtcdMember[] {
+  return (JSON.parse(etcdctl(kubeconfigPath, ["member", "list", "-w", "json", "--hex"])) as { members: EtcdMember[] }).members;
+}
+
 /** No failed lookup or request by name, and the cached old ClusterIP answered, throughout, until the bridges end. */
 function bridgedTraffic(m: LabMigration): void {
   const { phases, traffic } = trafficOf(m);
@@ -284,6 +302,51 @@ describe("the migration on real nodes (node lab)", function () {
 
     it("live traffic: no failed lookup or request by name; a client holding the old ClusterIP is answered until the bridges end", () => {
       bridgedTraffic(m);
+    });
+  });
+
+  describe("kubeadm-rejoin on three control-plane nodes: cp-2 and cp-3 reset and joined again as control-plane nodes", () => {
+    // cp-1 serves the controlPlaneEndpoint (the lab's kubeadm init), so it re-registers; the single worker holds
+    // every pod (the control-plane nodes are tainted), so its drain stops them all: no traffic goal on this site
+    const site: LabSite = { ...defaultSite(), nodes: ["cp-1", "cp-2", "cp-3", "worker-1"] };
+    let m: LabMigration;
+    let membersBefore: EtcdMember[] = [];
+    before(async () => {
+      m = await migrateLab({ site, bridge: false, strategy: "kubeadm-rejoin", beforeUp: (kubeconfigPath) => (membersBefore = etcdMembers(kubeconfigPath)) });
+    });
+    after(async () => {
+      if (process.env.CIDR_MIGRATION_LAB_KEEP !== "1") await labDown(site);
+    });
+
+    it("migrates the cluster: verify clean, every pod and podCIDR new, cni0 and flannel.1 on the new subnets, DNS at its final IP", () => {
+      migratedCluster(m);
+    });
+
+    it("cp-2 and cp-3 were checked, reset and joined by kubeadm as control-plane nodes, the worker too; cp-1 re-registered; etcd has three healthy members, cp-2's and cp-3's new", () => {
+      const steps = m.events.flatMap((e) => (e.event.resOutputsEvent?.metadata?.urn ?? "").split("::").slice(-1));
+      for (const name of ["cp-2", "cp-3"]) {
+        for (const step of ["etcd-check", "kubeadm-rejoin", "kcm-allocation-off-write"]) assert.ok(steps.includes(`nodes-${name}-${step}`), `${name}: ${step}`);
+      }
+      assert.ok(steps.includes("nodes-worker-1-kubeadm-rejoin"), "worker-1: kubeadm-rejoin");
+      assert.ok(steps.includes("nodes-cp-1-kubelet-start") && !steps.includes("nodes-cp-1-kubeadm-rejoin"), "cp-1 re-registered");
+      const after = etcdMembers(m.lab.kubeconfigPath);
+      assert.deepEqual(after.map((e) => e.name).sort(), ["cp-1", "cp-2", "cp-3"]);
+      const idOf = (list: EtcdMember[], name: string) => list.find((e) => e.name === name)?.ID;
+      assert.equal(idOf(after, "cp-1"), idOf(membersBefore, "cp-1"), "cp-1 kept its member");
+      for (const name of ["cp-2", "cp-3"]) assert.notEqual(idOf(after, name), idOf(membersBefore, name), `${name}'s member was removed and added again`);
+      assert.ok(after.every((e) => !e.isLearner), "no member left a learner");
+      const health = JSON.parse(etcdctl(m.lab.kubeconfigPath, ["endpoint", "health", "--cluster", "-w", "json"])) as Array<{ endpoint: string; health: boolean }>;
+      assert.equal(health.filter((h) => h.health).length, 3, JSON.stringify(health));
+      for (const name of ["cp-2", "cp-3"]) {
+        // the join wrote the control plane from kubeadm-config: the new ranges, allocation back on after the rollout
+        const kcm = kubectlJson(m, ["-n", "kube-system", "get", "pod", `kube-controller-manager-${name}`]).spec.containers[0].command as string[];
+        assert.ok(kcm.includes(`--cluster-cidr=${NEW_POD_RANGE}`) && kcm.includes("--allocate-node-cidrs=true"), `${name}'s KCM: ${kcm.join(" ")}`);
+        const apiserver = kubectlJson(m, ["-n", "kube-system", "get", "pod", `kube-apiserver-${name}`]).spec.containers[0].command as string[];
+        assert.ok(apiserver.includes(`--service-cluster-ip-range=${LAB_RANGES.serviceCidr.to}`), `${name}'s apiserver: ${apiserver.join(" ")}`);
+        assert.match(inNode(name, ["openssl", "x509", "-in", "/etc/kubernetes/pki/apiserver.crt", "-noout", "-ext", "subjectAltName"], site), /IP Address:10\.112\.0\.1\b/, `${name}'s apiserver certificate names the new kubernetes Service IP`);
+      }
+      const { traffic } = trafficOf(m);
+      console.log(`      pulumi up ${(m.up.millis / 1000).toFixed(1)} s; failed lookups ${traffic.total.dns.fail}, requests by name ${traffic.total.name.fail}`);
     });
   });
 

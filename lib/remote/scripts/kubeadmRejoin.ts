@@ -19,8 +19,12 @@
  * to `<backupDir>` (/etc/kubernetes, the CNI configs, the kubelet's config.yaml and kubeadm-flags.env), mode 0700
  * because it holds the node's credentials. The join rewrites config.yaml from the kubelet-config ConfigMap, so
  * the node picks up the new clusterDNS from there.
- * Refused on a control-plane node (a static apiserver or etcd manifest is present): reset would remove its etcd
- * member; control-plane nodes use the reregister strategy.
+ * A control-plane node (`controlPlane` given; the rollout gives it only where etcd can spare the member, see
+ * lib/nodeMove/controlPlaneRejoin) is reset the same way: `kubeadm reset` removes its stacked etcd member and the
+ * etcd data dir is emptied, then `kubeadm join --control-plane` with the key of the certificates a control-plane node
+ * uploaded (a credential, like the token) adds the member back, empty, and writes the node's certificates and
+ * static-pod manifests from kubeadm-config, which by then holds the new ranges. Without `controlPlane` a node with a
+ * static apiserver or etcd manifest is refused: reset would remove its etcd member.
  */
 import { SandboxRoot, buildScript, hostPath, sh } from "../remoteScript";
 import { Sensitive } from "../../config/sensitive";
@@ -40,6 +44,17 @@ export interface KubeadmRejoinInput extends SandboxRoot {
   ignorePreflightErrors?: string[];
   kubeletDir?: string;
   cniConfDir?: string;
+  /** A control-plane node with a stacked etcd member: joined back as one. */
+  controlPlane?: ControlPlaneJoin;
+}
+
+export interface ControlPlaneJoin {
+  /** kubeadm's key to the uploaded certificates (`kubeadm init phase upload-certs --upload-certs`): a credential. */
+  certificateKey: Sensitive;
+  /** The apiserver's advertise address on this node: its own address. */
+  advertiseAddress: string;
+  /** Its etcd data dir (kubeadm-config etcd.local.dataDir; /var/lib/etcd by default): emptied for the join. */
+  etcdDataDir?: string;
 }
 
 export const REJOIN_MARKER = "/var/lib/cidr-migration/rejoined";
@@ -55,7 +70,15 @@ export function kubeadmRejoin(input: KubeadmRejoinInput): Sensitive {
   for (const [dir, field] of [[kubeletDir, "kubeletDir"], [cniConfDir, "cniConfDir"], ["/etc/kubernetes", "/etc/kubernetes"]] as const) {
     notInside(backupDir, "backupDir", dir, field);
   }
+  const controlPlane = input.controlPlane;
+  const certificateKey = controlPlane
+    ? matching(controlPlane.certificateKey.reveal("certificateKey"), /^[0-9a-f]{64}$/, "certificateKey", "the 64 hex digits kubeadm init phase upload-certs --upload-certs prints", true)
+    : undefined;
+  const etcdDataDir = nodePath(controlPlane?.etcdDataDir ?? "/var/lib/etcd", "etcdDataDir");
   const extraArgs = [
+    ...(controlPlane
+      ? ["--control-plane", "--apiserver-advertise-address", matching(controlPlane.advertiseAddress, /^[0-9a-fA-F:.]+$/, "advertiseAddress", "the node's IP address")]
+      : []),
     ...(input.nodeName ? ["--node-name", matching(input.nodeName, /^[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/, "nodeName", "a Kubernetes node name")] : []),
     ...(input.criSocket ? ["--cri-socket", matching(input.criSocket, /^(unix:\/\/)?\/[^\s]+$/, "criSocket", "a socket path such as unix:///run/containerd/containerd.sock")] : []),
     ...(input.ignorePreflightErrors?.length
@@ -75,16 +98,21 @@ export function kubeadmRejoin(input: KubeadmRejoinInput): Sensitive {
       readonly ENDPOINT=${endpoint}
       readonly TOKEN=${token}
       readonly CA_CERT_HASH=${caCertHash}
+      readonly CONTROL_PLANE=${controlPlane ? "yes" : ""}
+      readonly CERTIFICATE_KEY=${certificateKey ?? ""}
+      readonly ETCD_DATA_DIR=${hostPath(etcdDataDir)}
 
       if [ -f "$MARKER" ] && [ "$(cat -- "$MARKER")" = "$REJOIN_ID" ] && [ -f "$KUBERNETES_DIR/kubelet.conf" ]; then
         note "node already rejoined for $REJOIN_ID; nothing to do"
         exit 0
       fi
-      for manifest in kube-apiserver.yaml etcd.yaml; do
-        if [ -e "$KUBERNETES_DIR/manifests/$manifest" ]; then
-          die "refusing to kubeadm reset a control-plane node ($KUBERNETES_DIR/manifests/$manifest exists); use the reregister strategy"
-        fi
-      done
+      if [ -z "$CONTROL_PLANE" ]; then
+        for manifest in kube-apiserver.yaml etcd.yaml; do
+          if [ -e "$KUBERNETES_DIR/manifests/$manifest" ]; then
+            die "refusing to kubeadm reset a control-plane node ($KUBERNETES_DIR/manifests/$manifest exists); use the reregister strategy"
+          fi
+        done
+      fi
 
       umask 077
       if [ -d "$KUBERNETES_DIR" ]; then backup_once "$KUBERNETES_DIR" "$BACKUP_DIR"${"/etc/kubernetes"}; fi
@@ -98,14 +126,21 @@ export function kubeadmRejoin(input: KubeadmRejoinInput): Sensitive {
       # emptied like any other, a volume mounted inside it would lose its data
       mounted=$(awk -v dir="$KUBELET_DIR" 'index($2, dir "/") == 1 { print $2 }' /proc/self/mounts)
       [ -z "$mounted" ] || die "still mounted below $KUBELET_DIR after kubeadm reset: $mounted; unmount, then re-run"
-      for dir in "$KUBELET_DIR" "$CNI_CONF_DIR"; do
+      # a control-plane node's member left with the reset (kubeadm removes it, the rollout checked etcd can spare it);
+      # its old data would make the member that joins next someone it no longer is
+      cleaned=("$KUBELET_DIR" "$CNI_CONF_DIR")
+      if [ -n "$CONTROL_PLANE" ]; then cleaned+=("$ETCD_DATA_DIR"); fi
+      for dir in "\${cleaned[@]}"; do
         if [ -d "$dir" ]; then
           find "$dir" -mindepth 1 -maxdepth 1 -exec rm -rf -- {} +
           note "emptied $dir"
         fi
       done
 
-      kubeadm join "$ENDPOINT" --token "$TOKEN" --discovery-token-ca-cert-hash "$CA_CERT_HASH"${extraArgs.length ? sh` ${extraArgs}` : sh``}
+      # a control-plane node's join takes the uploaded certificates (the key, like the token, never printed)
+      key_args=()
+      if [ -n "$CERTIFICATE_KEY" ]; then key_args=(--certificate-key "$CERTIFICATE_KEY"); fi
+      kubeadm join "$ENDPOINT" --token "$TOKEN" --discovery-token-ca-cert-hash "$CA_CERT_HASH" "\${key_args[@]}"${extraArgs.length ? sh` ${extraArgs}` : sh``}
       mkdir -p -- "$(dirname -- "$MARKER")"
       printf '%s\n' "$REJOIN_ID" > "$MARKER"
       note "node joined $ENDPOINT again"

@@ -9,7 +9,7 @@ import { spawnSync } from "child_process";
 import * as fs from "fs";
 import * as path from "path";
 import * as pulumi from "@pulumi/pulumi";
-import { NodeRollout, NodeRolloutArgs } from "../../../components/nodeRollout";
+import { CONTROL_PLANE_JOIN_TOKEN_SCRIPT, NodeRollout, NodeRolloutArgs } from "../../../components/nodeRollout";
 import { validateConfig } from "../../../lib/config/config";
 import { Inventory } from "../../../lib/plan/inventory";
 import { MigrationConfig } from "../../../lib/config/migrationConfig";
@@ -26,8 +26,12 @@ const DYNAMIC = (type: string) => `pulumi-nodejs:dynamic/cidr-migration:${type}`
 const KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nnot-a-real-key\n-----END OPENSSH PRIVATE KEY-----\n";
 const KUBECONFIG = "apiVersion: v1\nkind: Config\nclusters: []\nusers: [{name: admin, user: {client-key-data: SECRETKEYDATA}}]\n";
 const TOKEN = "abcdef.0123456789abcdef";
+const KCM = fs.readFileSync(path.join(FIXTURES, "manifests", "v1.29-single-cp-kube-controller-manager.yaml"), "utf8");
 const KUBEADM_FLAGS = 'KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///run/containerd/containerd.sock --node-ip=192.168.10.22"\n';
 const JOIN = `W0501 10:00:00.000000 1 version.go:104] could not fetch a Kubernetes version from the internet\nkubeadm join 192.168.10.11:6443 --token ${TOKEN} --discovery-token-ca-cert-hash sha256:${"ab".repeat(32)}`;
+
+const CERTIFICATE_KEY = "0f".repeat(32);
+const CONTROL_PLANE_JOIN = `${JOIN} --control-plane --certificate-key ${CERTIFICATE_KEY}`;
 
 function inventory(): Inventory {
   const inv = JSON.parse(fs.readFileSync(path.join(FIXTURES, "plan", "inventory-small.json"), "utf8")) as Inventory;
@@ -67,8 +71,9 @@ function argsFor(config: MigrationConfig, plan: Plan, extra: Partial<NodeRollout
 function nodeOutputs(resource: { type: string; name: string }): Record<string, unknown> {
   if (resource.type !== COMMAND) return {};
   if (resource.name.endsWith("-kubelet-config-read")) return { stdout: Buffer.from(KUBELET_CONFIG).toString("base64"), stderr: "" };
-  if (resource.name.endsWith("-join-token")) return { stdout: JOIN, stderr: "" };
+  if (resource.name.endsWith("-join-token")) return { stdout: resource.name.startsWith("nodes-cp-") ? CONTROL_PLANE_JOIN : JOIN, stderr: "" };
   if (resource.name.endsWith("-kubelet-flags-read")) return { stdout: Buffer.from(KUBEADM_FLAGS).toString("base64"), stderr: "" };
+  if (resource.name.endsWith("-kcm-allocation-off-read")) return { stdout: Buffer.from(KCM).toString("base64"), stderr: "" };
   return { stdout: "", stderr: "" };
 }
 
@@ -225,6 +230,43 @@ describe("NodeRollout graph (mocks: order and inputs)", function () {
       shellcheck(rejoin.name, rejoin.inputs.script);
       assert.ok(!graph.resources.some((r) => r.name === `nodes-${node}-kubelet-stop`));
     }
+  });
+
+  it("kubeadm-rejoin of a control-plane node etcd can spare: etcd checked first, the token and the certificates' key from another control-plane node, joined as a control-plane node, its KCM's allocation off; secret end to end", async () => {
+    const { config, plan } = configAndPlan((v) => { v.nodeRollout = { maxUnavailable: 2, strategy: "kubeadm-rejoin" }; });
+    const etcd = { endpoints: ["https://192.168.10.11:2379"], caCert: "CA", cert: "CERT", key: "ETCDKEY" };
+    const { graph, component } = await rollout(argsFor(config, plan, {
+      controlPlaneJoins: { "cp-1": { advertiseAddress: "192.168.10.11", etcdDataDir: "/var/lib/etcd" }, "cp-2": { advertiseAddress: "192.168.10.12", etcdDataDir: "/data/etcd" } },
+      etcd,
+    }));
+    assert.equal(component.steps["cp-3"].strategy, "reregister", "a control-plane node not listed re-registers");
+    for (const [node, tokenHost] of [["cp-1", "192.168.10.12"], ["cp-2", "192.168.10.11"]]) {
+      assert.equal(component.steps[node].strategy, "kubeadm-rejoin");
+      const check = step(graph, node, "etcd-check");
+      assert.equal(check.type, DYNAMIC("EtcdRejoinCheck"));
+      assert.deepEqual([check.inputs.member, check.inputs.nodeAddress, check.inputs.endpoints], [node, `192.168.10.1${node.slice(-1)}`, etcd.endpoints]);
+      assert.ok(isWireSecret(check.rawInputs.key), "the etcd client key only as a secret");
+      assert.ok(directlyAfter(step(graph, node, "drain"), check), "nothing changes on the node before etcd is checked");
+      const token = step(graph, node, "join-token");
+      assert.equal(token.inputs.connection.host, tokenHost, "made on another control-plane node");
+      assert.equal(token.inputs.script, CONTROL_PLANE_JOIN_TOKEN_SCRIPT);
+      assert.equal(token.inputs.secretOutput, true);
+      const rejoin = step(graph, node, "kubeadm-rejoin");
+      assert.ok(isWireSecret(rejoin.rawInputs.script));
+      assert.ok(!plaintextOf(rejoin.rawInputs).includes(CERTIFICATE_KEY) && !plaintextOf(rejoin.rawInputs).includes(TOKEN));
+      assert.match(rejoin.inputs.script, new RegExp(`readonly CERTIFICATE_KEY='${CERTIFICATE_KEY}'`));
+      assert.match(rejoin.inputs.script, new RegExp(`'--control-plane' '--apiserver-advertise-address' '192\\.168\\.10\\.1${node.slice(-1)}'`));
+      assert.match(rejoin.inputs.script, new RegExp(`readonly ETCD_DATA_DIR=.*${node === "cp-2" ? "/data/etcd" : "/var/lib/etcd"}`));
+      shellcheck(rejoin.name, rejoin.inputs.script);
+      const kcmRead = step(graph, node, "kcm-allocation-off-read");
+      const kcmWrite = step(graph, node, "kcm-allocation-off-write");
+      assert.ok(directlyAfter(kcmRead, rejoin) && directlyAfter(kcmWrite, kcmRead));
+      assert.deepEqual(kcmWrite.inputs.triggers.slice(-1), ["--allocate-node-cidrs=false"]);
+      assert.ok(directlyAfter(step(graph, node, "rejoin"), kcmWrite), "the Node is rejoined once its KCM cannot allocate");
+    }
+    // without etcd to check, refused before any step
+    await assert.rejects(captureGraph(() => new NodeRollout("nodes", argsFor(config, plan, { controlPlaneJoins: { "cp-2": { advertiseAddress: "192.168.10.12", etcdDataDir: "/var/lib/etcd" } } }))),
+      /controlPlaneJoins needs etcd \(its endpoints\)/);
   });
 
   it("etcd-rewrite: no Node deleted; the rejoin waits for the kept Node; with Flannel, bridge routes on every node before, beside each rejoin, and removed after the last wave", async () => {

@@ -824,6 +824,28 @@ describe("step scripts in a sandbox root", function () {
       assert.equal(node.treeHash(), before);
     });
 
+    it("a control-plane node (controlPlane given): backed up with its certificates, reset, its etcd data dir emptied, joined as a control-plane node with the certificates' key, never printed", () => {
+      const key = "0f".repeat(32);
+      const node = workerNode();
+      node.write("/etc/kubernetes/manifests/etcd.yaml", "kind: Pod\n");
+      node.write("/etc/kubernetes/pki/etcd/ca.key", "etcd ca key\n", 0o600);
+      node.write("/data/etcd/member/snap/db", "old member data");
+      const cp = { ...input(node.root), nodeName: "cp-2", controlPlane: { certificateKey: new Sensitive(key), advertiseAddress: "10.0.0.12", etcdDataDir: "/data/etcd" } };
+      const script = track("kubeadmRejoin-control-plane", kubeadmRejoin(cp).reveal("rejoin script"));
+      const { first, second } = node.runTwice(script);
+      assert.deepEqual(node.calls(), [
+        "kubeadm reset -f",
+        `kubeadm join 10.0.0.10:6443 --token abcdef.0123456789abcdef --discovery-token-ca-cert-hash sha256:${"ab".repeat(32)} --certificate-key ${key} --control-plane --apiserver-advertise-address 10.0.0.12 --node-name cp-2`,
+      ]);
+      for (const output of [first.stdout, first.stderr, second.stdout, second.stderr]) assert.ok(!output.includes(key) && !output.includes("abcdef.0123456789abcdef"), "neither key nor token printed");
+      assert.deepEqual(fs.readdirSync(node.path("/data/etcd")), [], "the removed member's data is gone before the join");
+      assert.equal(node.read(`${BACKUP_DIR}/etc/kubernetes/pki/etcd/ca.key`), "etcd ca key\n", "its certificates backed up");
+      assert.match(second.stdout, /already rejoined for migration-2024-05-01; nothing to do/);
+      // the key is a credential: refused without quoting it
+      assert.throws(() => kubeadmRejoin({ ...cp, controlPlane: { ...cp.controlPlane, certificateKey: new Sensitive("Not-A-Key-Secret") } }),
+        (e: Error) => /certificateKey \(value hidden\)/.test(e.message) && !e.message.includes("Not-A-Key-Secret"));
+    });
+
     it("validates inputs without printing the token", () => {
       assert.throws(() => kubeadmRejoin({ ...input("/"), token: new Sensitive("Not-A-Token-Secret") }), (e: Error) => /token \(value hidden\) is not a kubeadm bootstrap token/.test(e.message) && !e.message.includes("Not-A-Token-Secret"));
       assert.throws(() => kubeadmRejoin({ ...input("/"), caCertHash: "md5:1" }), /caCertHash "md5:1" is not sha256:<64 hex digits>/);
