@@ -37,8 +37,9 @@
  * The same for each control-plane node in `controlPlaneJoins` (where etcd can spare its member, see
  * lib/nodeMove/controlPlaneRejoin; the others re-register), with: etcd-check first (API: every other member answers,
  * leadership handed away), the token made on another control-plane node with the key to the certificates it
- * uploads (`--control-plane --certificate-key`), and, after the join, kcm-allocation-off (its new KCM gets
- * --allocate-node-cidrs=false, as every KCM has until the rollout ends).
+ * uploads (`--control-plane --certificate-key`), kubeadm-rejoin as one step that removes its etcd member and then
+ * resets and joins it (dynamic-providers/controlPlaneRejoin), and, after the join, kcm-allocation-off (its new KCM
+ * gets --allocate-node-cidrs=false, as every KCM has until the rollout ends).
  *
  * Scripts come from lib/remote/scripts and run over SSH through lib/remote/sshExec. Backups on the nodes go under
  * /var/lib/cidr-migration/backup/<runId>. Progress per node (node, step, elapsed) is logged by the API steps; the
@@ -68,6 +69,7 @@ import { stepId } from "../lib/plan/stepIds";
 import { DEFAULT_REJOIN_TIMEOUT_SECONDS } from "../lib/nodeMove/apiSteps/rejoin";
 import { fromReadStep } from "./readStepOutput";
 import { EtcdRejoinCheck } from "../dynamic-providers/etcdRejoinCheck";
+import { ControlPlaneRejoin } from "../dynamic-providers/controlPlaneRejoin";
 import { ControlPlaneJoinTarget } from "../lib/nodeMove/controlPlaneRejoin";
 import { DEFAULT_KCM_HEALTH_URL, FlagChangeSteps, flagChangeSteps } from "./controlPlane";
 
@@ -136,7 +138,7 @@ export interface NodeMoveSteps {
   kubeletConfigRead?: RemoteScript;
   kubeletConfigDns?: RemoteScript;
   kubeletStart?: RemoteScript;
-  kubeadmRejoin?: RemoteScript;
+  kubeadmRejoin?: RemoteScript | ControlPlaneRejoin;
   /** A control-plane node joined again: its etcd checked first, its new KCM's allocation turned off after. */
   etcdCheck?: EtcdRejoinCheck;
   kcmAllocationOff?: FlagChangeSteps;
@@ -369,8 +371,19 @@ export class NodeRollout extends pulumi.ComponentResource {
         ...(controlPlaneJoin ? { controlPlane: { certificateKey: join.certificateKey!, ...controlPlaneJoin } } : {}),
       }).reveal("kubeadm-rejoin script");
     });
-    steps.kubeadmRejoin = script("kubeadm-rejoin", pulumi.secret(joinScript), beforeStart);
-    if (!controlPlaneJoin) return steps.kubeadmRejoin;
+    if (!controlPlaneJoin) {
+      steps.kubeadmRejoin = script("kubeadm-rejoin", pulumi.secret(joinScript), beforeStart);
+      return steps.kubeadmRejoin;
+    }
+    // its etcd member leaves right before the reset, in the same step: every try does both
+    steps.kubeadmRejoin = new ControlPlaneRejoin(`${prefix}-kubeadm-rejoin`, {
+      connection: connectionFor(ctx.target, args.ssh, args.connection),
+      script: joinScript,
+      ...args.etcd!,
+      nodeAddress: controlPlaneJoin.advertiseAddress,
+      runId: args.runId,
+      ...(args.root ? { root: args.root } : {}),
+    }, { parent: this, dependsOn: beforeStart });
     steps.kcmAllocationOff = flagChangeSteps({
       name: `${prefix}-kcm-allocation-off`,
       node: ctx.target,

@@ -2,6 +2,7 @@ import { Etcd3, IMember } from "etcd3";
 import { UserError } from "../config/errors";
 import { checkQuorumWithout, handOffLeadership, onHost } from "./etcdPeerMove";
 import { AnswersAt } from "./etcdMemberReplace";
+import { sleep } from "../concurrency/sleep";
 
 /**
  * Before a control-plane node's `kubeadm reset` (nodeRollout.strategy kubeadm-rejoin): its etcd member is about to
@@ -42,3 +43,49 @@ export async function checkEtcdRejoin(client: Etcd3, member: string, nodeAddress
 }
 
 const namesOf = (members: IMember[]) => members.map((m) => m.name || "(not started)").sort().join(", ");
+
+/**
+ * Right before a control-plane node's `kubeadm reset` (components/nodeRollout, ControlPlaneRejoin): every member
+ * on the node's address leaves etcd, after the same checks as above over the members elsewhere: two or more, every
+ * one started and answering. Done here rather than by the reset: kubeadm finds the member through the node's
+ * kube-apiserver mirror pod, which went with its Node, and then keeps the member (seen on the node lab); a member
+ * kept while its node joins again empty takes the same ID with no data and panics ("tocommit out of range"). On a
+ * re-run after a join that failed half-way, the member that join added goes the same way. Returns the removed IDs.
+ */
+export async function leaveEtcd(client: Etcd3, nodeAddress: string, answersAt: AnswersAt, clientFor: (urls: string[]) => Etcd3): Promise<string[]> {
+  const { members } = await client.cluster.memberList({});
+  const own = members.filter((m) => onHost(m, nodeAddress));
+  if (own.length === 0) return [];
+  const others = members.filter((m) => !onHost(m, nodeAddress));
+  const unstarted = others.filter((m) => !m.name || m.clientURLs.length === 0);
+  if (others.length < 2 || unstarted.length > 0) {
+    throw new UserError(`etcd has ${others.length} member(s) besides the one on ${nodeAddress}${unstarted.length > 0 ? `, ${unstarted.length} of them not started` : ""}: removing it would leave no majority; nothing was changed`);
+  }
+  for (const other of others) {
+    if (!(await answersAt(other.clientURLs))) {
+      throw new UserError(`etcd member ${other.name} does not answer at ${other.clientURLs.join(", ")}: removing the member on ${nodeAddress} would leave etcd without a majority; bring ${other.name} back, then re-run; nothing was changed`);
+    }
+  }
+  for (const member of own) {
+    if (member.name) await handOffLeadership(client, member.name, clientFor);
+    await removeMember(client, member.ID);
+  }
+  return own.map((m) => m.ID);
+}
+
+/** How long a remove waits for etcd to count the cluster healthy (its strict reconfiguration check) after a change. */
+const REMOVE_WAIT_MS = 60_000;
+
+/** memberRemove, retried while etcd answers "unhealthy cluster": right after a member joined, the leader refuses a change for a while. */
+async function removeMember(client: Etcd3, id: string): Promise<void> {
+  const deadline = Date.now() + REMOVE_WAIT_MS;
+  for (;;) {
+    try {
+      await client.cluster.memberRemove({ ID: id });
+      return;
+    } catch (err) {
+      if (!/unhealthy cluster|not enough started members/.test((err as Error).message) || Date.now() > deadline) throw err;
+      await sleep(1000);
+    }
+  }
+}

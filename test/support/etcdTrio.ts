@@ -24,7 +24,7 @@ export interface EtcdTrio {
   stop(): Promise<void>;
 }
 
-export async function startEtcdTrio(token: string): Promise<EtcdTrio> {
+export async function startEtcdTrio(token: string, hosts: readonly string[] = []): Promise<EtcdTrio> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cidr-etcd3-"));
   const members: TrioMember[] = [];
   const peerUrl = (m: TrioMember) => `http://${m.host}:${m.peer}`;
@@ -64,7 +64,7 @@ export async function startEtcdTrio(token: string): Promise<EtcdTrio> {
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };
-  for (const name of ["m1", "m2", "m3"]) members.push({ name, host: "127.0.0.1", peer: await freePort(), client: await freePort() });
+  for (const [i, name] of ["m1", "m2", "m3"].entries()) members.push({ name, host: hosts[i] ?? "127.0.0.1", peer: await freePort(), client: await freePort() });
   const initialCluster = trio.initialCluster();
   for (const m of members) trio.start(m, initialCluster);
   for (const m of members) await waitUntil(() => trio.healthy(m), { timeoutMs: 30_000, what: `etcd member ${m.name} serving` });
@@ -130,11 +130,11 @@ export async function makeLeader(trio: EtcdTrio, m: TrioMember): Promise<void> {
   }
 }
 
-/** A trio for the enclosing mocha suite: started before its tests, stopped after them. */
-export function useEtcdTrio(token: string): () => EtcdTrio {
+/** A trio for the enclosing mocha suite: started before its tests, stopped after them; `hosts`: each member's peer address (loopback ones; 127.0.0.1 by default). */
+export function useEtcdTrio(token: string, hosts: readonly string[] = []): () => EtcdTrio {
   let trio: EtcdTrio | undefined;
   before(async () => {
-    trio = await startEtcdTrio(token);
+    trio = await startEtcdTrio(token, hosts);
   });
   after(async () => {
     await trio?.stop();

@@ -20,9 +20,10 @@
  * because it holds the node's credentials. The join rewrites config.yaml from the kubelet-config ConfigMap, so
  * the node picks up the new clusterDNS from there.
  * A control-plane node (`controlPlane` given; the rollout gives it only where etcd can spare the member, see
- * lib/nodeMove/controlPlaneRejoin) is reset the same way: `kubeadm reset` removes its stacked etcd member and the
- * etcd data dir is emptied, then `kubeadm join --control-plane` with the key of the certificates a control-plane node
- * uploaded (a credential, like the token) adds the member back, empty, and writes the node's certificates and
+ * lib/nodeMove/controlPlaneRejoin) is reset the same way, once its stacked etcd member has left (the rollout removes
+ * it through etcd itself, lib/controlPlane/etcdRejoinCheck leaveEtcd; reset's own removal is skipped), and its etcd
+ * data dir is emptied; then `kubeadm join --control-plane` with the key of the certificates a control-plane node
+ * uploaded (a credential, like the token) adds a member back, empty, and writes the node's certificates and
  * static-pod manifests from kubeadm-config, which by then holds the new ranges. Without `controlPlane` a node with a
  * static apiserver or etcd manifest is refused: reset would remove its etcd member.
  */
@@ -121,7 +122,7 @@ export function kubeadmRejoin(input: KubeadmRejoinInput): Sensitive {
         if [ -e "$KUBELET_DIR/$name" ]; then backup_once "$KUBELET_DIR/$name" "$BACKUP_DIR"${kubeletDir}/"$name"; fi
       done
 
-      kubeadm reset -f
+      if [ -n "$CONTROL_PLANE" ]; then kubeadm reset -f --skip-phases=remove-etcd-member; else kubeadm reset -f; fi
       # below the directory only: /var/lib/kubelet on its own filesystem (a data disk; the node lab's nodes) is
       # emptied like any other, a volume mounted inside it would lose its data
       mounted=$(awk -v dir="$KUBELET_DIR" 'index($2, dir "/") == 1 { print $2 }' /proc/self/mounts)
@@ -147,4 +148,16 @@ export function kubeadmRejoin(input: KubeadmRejoinInput): Sensitive {
     `,
   ]);
   return new Sensitive(script);
+}
+
+/** Prints "rejoined" when the node has joined again for `rejoinId` (the marker and kubelet.conf), "not rejoined" otherwise. */
+export function rejoinedProbe(input: { rejoinId: string } & SandboxRoot): string {
+  const rejoinId = matching(input.rejoinId, /^[A-Za-z0-9._-]{1,128}$/, "rejoinId", "a short id of letters, digits, . _ -");
+  return buildScript({ name: "kubeadm-rejoined", root: input.root }, [sh`
+    if [ -f ${hostPath(REJOIN_MARKER)} ] && [ "$(cat -- ${hostPath(REJOIN_MARKER)})" = ${rejoinId} ] && [ -f ${hostPath("/etc/kubernetes/kubelet.conf")} ]; then
+      echo rejoined
+    else
+      echo "not rejoined"
+    fi
+  `]);
 }

@@ -252,7 +252,10 @@ describe("NodeRollout graph (mocks: order and inputs)", function () {
       assert.equal(token.inputs.script, CONTROL_PLANE_JOIN_TOKEN_SCRIPT);
       assert.equal(token.inputs.secretOutput, true);
       const rejoin = step(graph, node, "kubeadm-rejoin");
-      assert.ok(isWireSecret(rejoin.rawInputs.script));
+      assert.equal(rejoin.type, DYNAMIC("ControlPlaneRejoin"), "its etcd member leaves and the node joins again in one step");
+      assert.deepEqual([rejoin.inputs.nodeAddress, rejoin.inputs.endpoints, rejoin.inputs.connection.host], [`192.168.10.1${node.slice(-1)}`, etcd.endpoints, `192.168.10.1${node.slice(-1)}`]);
+      assert.ok(isWireSecret(rejoin.rawInputs.script) && isWireSecret(rejoin.rawInputs.key));
+      assert.match(rejoin.inputs.script, /kubeadm reset -f --skip-phases=remove-etcd-member/);
       assert.ok(!plaintextOf(rejoin.rawInputs).includes(CERTIFICATE_KEY) && !plaintextOf(rejoin.rawInputs).includes(TOKEN));
       assert.match(rejoin.inputs.script, new RegExp(`readonly CERTIFICATE_KEY='${CERTIFICATE_KEY}'`));
       assert.match(rejoin.inputs.script, new RegExp(`'--control-plane' '--apiserver-advertise-address' '192\\.168\\.10\\.1${node.slice(-1)}'`));
