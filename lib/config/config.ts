@@ -92,7 +92,8 @@ export function validateConfig(source: ConfigSource, context: ValidationContext 
     bridgeOldIps: r.boolean("services.bridgeOldIps", servicesRaw.bridgeOldIps, serviceStrategy === "etcd-rewrite"),
     // the re-create strategy's swaps: kube-proxy forwards each new address before DNS hands it out
     routeNewIpsFirst: r.boolean("services.routeNewIpsFirst", servicesRaw.routeNewIpsFirst, serviceStrategy === "recreate"),
-    moveInPlace: r.boolean("services.moveInPlace", servicesRaw.moveInPlace, false),
+    // a name that never stops resolving: re-created, a Service is absent from DNS between its delete and create
+    moveInPlace: r.boolean("services.moveInPlace", servicesRaw.moveInPlace, serviceStrategy === "recreate"),
   };
   const snapshotRaw = r.object("snapshot") ?? {};
   const snapshot = {

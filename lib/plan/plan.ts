@@ -8,6 +8,7 @@ import { rangeLists } from "../config/rangeLists";
 import { assertPlanConsistent } from "./planConsistency";
 import { NodeMove, Plan, PlanWarning, ServiceMove } from "./planModel";
 import { planRefusals } from "./planRefusals";
+import { refuseWithoutStandInRoom } from "./standInRoom";
 import { standInName } from "../serviceMove/planMoves";
 import { isKubernetesService, serviceRefKey } from "../serviceMove/serviceRef";
 import { canMoveInPlace } from "../serviceMove/inPlace";
@@ -69,6 +70,7 @@ function planCluster(config: RangeMigrationConfig, inventory: Inventory): Plan {
   const cni = config.cni === "auto" ? inventory.cni.detected : config.cni;
   const newKubernetesIP = kubernetesServiceIP(config.serviceCidr.to);
   const services = planServices(config, inventory.services, newKubernetesIP, warnings);
+  if (config.services.moveInPlace) refuseWithoutStandInRoom(services, [config.serviceCidr.to, ...(config.secondFamily ? [config.secondFamily.serviceCidr.to] : [])]);
   warnings.push(...largeServiceMoveWarning(config, services));
   // What the summary says is what the table says: the kubernetes Service's old IP is the one it holds.
   const kubernetesRow = services.find(isKubernetesService);

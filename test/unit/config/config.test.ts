@@ -66,7 +66,7 @@ describe("lib/config validateConfig", () => {
     assert.equal(config.nodeRollout.maxUnavailable, 1);
     assert.equal(config.services.parallelism, 8);
     assert.equal(config.services.allowLoadBalancerRecreate, false);
-    assert.equal(config.services.moveInPlace, false, "Services are re-created unless the operator asks for in-place moves");
+    assert.equal(config.services.moveInPlace, true, "Services with a selector move in place unless the operator asks for re-creates: their names never stop resolving");
     assert.equal(config.nodes[0].port, 22);
     assert.equal(config.nodes[0].user, "ubuntu");
     assert.deepEqual(config.kubeconfig, { path: "/etc/kubernetes/admin.conf" });

@@ -248,10 +248,21 @@ describe("CLI: stray arguments", function () {
 });
 
 describe("input validation: services.moveInPlace", () => {
-  it("takes true with the recreate strategy", () => {
+  it("takes true or false with the recreate strategy, and is true unless set", () => {
     const values = baseValues();
-    values.services = { moveInPlace: true };
+    for (const moveInPlace of [true, false]) {
+      values.services = { moveInPlace };
+      assert.equal(validateConfig({ values } as ConfigSource).services.moveInPlace, moveInPlace);
+    }
+    values.services = {};
     assert.equal(validateConfig({ values } as ConfigSource).services.moveInPlace, true);
+  });
+
+  it("is false unless set with the etcd-rewrite strategy (no stand-ins there)", () => {
+    const values = baseValues();
+    values.services = { strategy: "etcd-rewrite" };
+    values.nodeRollout = { strategy: "etcd-rewrite" };
+    assert.equal(validateConfig({ values } as ConfigSource).services.moveInPlace, false);
   });
 
   it("refuses a value that is not true or false, naming the key and the value", () => {

@@ -92,8 +92,9 @@ describe("lib/plan buildPlan", () => {
     assert.match(webRow, /in place/);
     assert.match(plan.services.find((s) => s.name === "web-nodeport")!.reason, /re-created: only a single-stack ClusterIP Service with a selector/);
     assert.deepEqual(planInconsistencies(plan), []);
-    // without the key nothing is in place
-    assert.equal(buildPlan(smallConfig(), smallInventory()).services.some((s) => s.inPlace), false);
+    // the default is the same; false re-creates every one
+    assert.deepEqual(buildPlan(smallConfig(), smallInventory()).services.filter((s) => s.inPlace).map((s) => `${s.namespace}/${s.name}`), ["monitoring/prometheus", "shop/web"]);
+    assert.equal(buildPlan(smallConfig((v) => { v.services = { moveInPlace: false }; }), smallInventory()).services.some((s) => s.inPlace), false);
   });
 
   it("keeps the DNS Service at its offset even when Services sorted before it need the next free address", () => {
