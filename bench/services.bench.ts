@@ -15,9 +15,10 @@
  * pods (no endpoints, so nothing for the mover to bridge). BENCH_PPROF=FILE profiles kube-apiserver (FILE) and
  * kube-controller-manager (FILE.kcm; both serve pprof only then) for BENCH_PPROF_SECONDS (default 5) from the mover's
  * start. BENCH_CPU_HOG=N runs N busy processes beside the whole run (both methods alike), for the figures on a busy
- * machine. BENCH_IN_PLACE=1 runs the mover with services.moveInPlace: its ClusterIP Services with a selector move in
- * place (ExternalName naming a stand-in, then back at the planned IP), the rest are re-created; the stand-ins' 10 s
- * for kube-proxy and their 35 s after the last move are left out here (the bench has no kube-proxy or DNS client).
+ * machine. The mover runs at cidr-migration's defaults, so with services.moveInPlace: its ClusterIP Services with a
+ * selector move in place (ExternalName naming a stand-in, then back at the planned IP), the rest are re-created; the
+ * stand-ins' 10 s for kube-proxy and their 35 s after the last move are left out here (the bench has no kube-proxy or
+ * DNS client). BENCH_IN_PLACE=0 re-creates every Service (services.moveInPlace: false).
  *
  * The gap per Service is measured twice: by the mover (delete accepted → create accepted; in place, ExternalName
  * accepted → ClusterIP accepted, while its name resolved through the stand-in) and, for both methods alike, from a
@@ -67,7 +68,7 @@ function fmt(ms: number): string {
 
 /** BENCH_PPROF=FILE: CPU profiles of kube-apiserver (FILE) and kube-controller-manager (FILE.kcm) during the mover's run (for `go tool pprof`). */
 const PPROF_FILE = process.env.BENCH_PPROF;
-const IN_PLACE = process.env.BENCH_IN_PLACE === "1";
+const IN_PLACE = process.env.BENCH_IN_PLACE !== "0";
 const PPROF_SECONDS = Number(process.env.BENCH_PPROF_SECONDS ?? 5);
 
 async function cpuProfile(kc: KubeConfig, port: number, file: string): Promise<void> {
@@ -159,7 +160,7 @@ interface MoverRun {
   moverGaps: number[];
   watchedGaps: number[];
   moved: number;
-  /** Of those, moved in place (BENCH_IN_PLACE=1). */
+  /** Of those, moved in place (unless BENCH_IN_PLACE=0). */
   movedInPlace: number;
   restoredEndpoints: number;
   /** Services whose endpoints the mover bridged (copied). */
