@@ -70,6 +70,7 @@ import { DEFAULT_REJOIN_TIMEOUT_SECONDS } from "../lib/nodeMove/apiSteps/rejoin"
 import { fromReadStep } from "./readStepOutput";
 import { EtcdRejoinCheck } from "../dynamic-providers/etcdRejoinCheck";
 import { ControlPlaneRejoin } from "../dynamic-providers/controlPlaneRejoin";
+import { EtcdAccessArgs } from "../dynamic-providers/etcdPeerMove";
 import { ControlPlaneJoinTarget } from "../lib/nodeMove/controlPlaneRejoin";
 import { DEFAULT_KCM_HEALTH_URL, FlagChangeSteps, flagChangeSteps } from "./controlPlane";
 
@@ -113,7 +114,7 @@ export interface NodeRolloutArgs {
    */
   controlPlaneJoins?: Record<string, ControlPlaneJoinTarget>;
   /** How the etcd check before each control-plane node's reset reaches etcd (config etcd). */
-  etcd?: { endpoints: string[]; caCert?: pulumi.Input<string>; cert?: pulumi.Input<string>; key?: pulumi.Input<string> };
+  etcd?: EtcdAccessArgs & { endpoints: string[] };
   /** Seconds each KCM edit waits for KCM to be healthy (default 300). */
   healthTimeoutSeconds?: number;
   /**

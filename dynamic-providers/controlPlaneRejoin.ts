@@ -7,6 +7,7 @@ import { endpointHost, isIpAddress, normalizeIp } from "../lib/net/cidr";
 import { runScriptOverSsh, SshTarget } from "../lib/remote/sshExec";
 import { rejoinedProbe } from "../lib/remote/scripts/kubeadmRejoin";
 import { connectionFailures, scriptFailure, SshConnection, sshTargetOf } from "./remoteScript";
+import { EtcdAccessArgs } from "./etcdPeerMove";
 import { containsUnknown, isUnknown, requiredStrings, secretIfGiven, throwIfFailed, TypedProvider, Wire, withSecretOutputs } from "./wire";
 
 /**
@@ -20,14 +21,10 @@ import { containsUnknown, isUnknown, requiredStrings, secretIfGiven, throwIfFail
  * and the etcd client key. Deleting the resource changes nothing.
  */
 
-export interface ControlPlaneRejoinArgs {
+export interface ControlPlaneRejoinArgs extends EtcdAccessArgs {
   connection: SshConnection;
   /** The reset-and-join script (kubeadmRejoin with `controlPlane`), revealed: it is stored as a secret. */
   script: pulumi.Input<string>;
-  endpoints: pulumi.Input<pulumi.Input<string>[]>;
-  caCert?: pulumi.Input<string>;
-  cert?: pulumi.Input<string>;
-  key?: pulumi.Input<string>;
   /** The node's address, where its member's peer URL is. */
   nodeAddress: pulumi.Input<string>;
   runId: pulumi.Input<string>;

@@ -16,13 +16,16 @@ import { containsUnknown, requiredStrings, sameAsRecorded, secretIfGiven, throwI
  * stays where the node is. The TLS material is an input only, never in the outputs.
  */
 
-/** Which member moves, and how to reach etcd: the arguments of every etcd step of a node's address change. */
-export interface EtcdMemberArgs {
-  /** The stack's etcd client URLs (config etcd.endpoints). */
+/** How a step reaches etcd: the stack's etcd client URLs (config etcd.endpoints) and its client TLS material. */
+export interface EtcdAccessArgs {
   endpoints: pulumi.Input<pulumi.Input<string>[]>;
   caCert?: pulumi.Input<string>;
   cert?: pulumi.Input<string>;
   key?: pulumi.Input<string>;
+}
+
+/** Which member moves, and how to reach etcd: the arguments of every etcd step of a node's address change. */
+export interface EtcdMemberArgs extends EtcdAccessArgs {
   /** The member's name: kubeadm names it after the node. */
   member: pulumi.Input<string>;
   from: pulumi.Input<string>;

@@ -4,6 +4,7 @@ import { etcdClientOptions, EtcdTlsMaterial } from "../lib/config/etcdClientOpti
 import { checkEtcdRejoin } from "../lib/controlPlane/etcdRejoinCheck";
 import { answersWithin } from "../lib/controlPlane/etcdMemberReplace";
 import { endpointHost, isIpAddress, normalizeIp } from "../lib/net/cidr";
+import { EtcdAccessArgs } from "./etcdPeerMove";
 import { containsUnknown, requiredStrings, secretIfGiven, throwIfFailed, TypedProvider, Wire, withSecretOutputs } from "./wire";
 
 /**
@@ -14,12 +15,7 @@ import { containsUnknown, requiredStrings, secretIfGiven, throwIfFailed, TypedPr
  * is an input only, never in the outputs. A new run id runs it again; deleting it changes nothing.
  */
 
-export interface EtcdRejoinCheckArgs {
-  /** The stack's etcd client URLs (config etcd.endpoints). */
-  endpoints: pulumi.Input<pulumi.Input<string>[]>;
-  caCert?: pulumi.Input<string>;
-  cert?: pulumi.Input<string>;
-  key?: pulumi.Input<string>;
+export interface EtcdRejoinCheckArgs extends EtcdAccessArgs {
   /** The member's name: kubeadm names it after the node. */
   member: pulumi.Input<string>;
   /** The node's address, where the member's peer URL is. */

@@ -152,30 +152,12 @@ describe("the migration on real nodes (node lab)", function () {
     if (process.env.CIDR_MIGRATION_LAB_KEEP !== "1") await labDown();
   });
 
-  describe("reregister, no bridge", () => {
-    let m: LabMigration;
-    before(async () => {
-      m = await migrateLab({ bridge: false, strategy: "reregister" });
-    });
-
-    it("migrates the cluster: verify clean, every pod and podCIDR new, cni0 and flannel.1 on the new subnets, DNS at its final IP", () => {
-      migratedCluster(m);
-    });
-
-    it("live traffic: no DNS lookup and no request by name failed from the first preview to the final verify", () => {
-      const { pods, traffic } = trafficOf(m);
-      assert.ok(pods >= 2, "the prober ran");
-      assert.ok(traffic.total.dns.ok > 1000 && traffic.total.name.ok > 500, JSON.stringify(traffic.total));
-      assert.deepEqual([traffic.total.dns.fail, traffic.total.name.fail], [0, 0], JSON.stringify(traffic.longest));
-    });
-  });
-
-  describe("reregister, no bridge, Services moved in place", () => {
+  describe("reregister, no bridge: the defaults, Services moved in place", () => {
     let m: LabMigration;
     const uidsBefore = new Map<string, string>();
     before(async () => {
       m = await migrateLab({
-        bridge: false, strategy: "reregister", moveInPlace: true,
+        bridge: false, strategy: "reregister",
         beforeUp: (kubeconfigPath) => {
           for (const s of kubectlJsonAt(kubeconfigPath, ["-n", PROBE_NAMESPACE, "get", "services"]).items) uidsBefore.set(s.metadata.name, s.metadata.uid);
         },

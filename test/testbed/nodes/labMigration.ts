@@ -23,7 +23,7 @@ export interface LabMigrationOptions {
   bridge: boolean;
   /** nodeRollout.strategy (default the stack's, reregister) */
   strategy?: "reregister" | "kubeadm-rejoin";
-  /** services.moveInPlace (default false) */
+  /** services.moveInPlace (default: the config's, true with the recreate strategy) */
   moveInPlace?: boolean;
   /** services.strategy (default recreate); etcd-rewrite sets the nodes' strategy to match */
   servicesStrategy?: "recreate" | "etcd-rewrite";
@@ -140,7 +140,7 @@ export async function migrateLab(opts: LabMigrationOptions): Promise<LabMigratio
     ...(opts.addressesOnly ? [] : [["services.bridgeOldIps", String(opts.bridge)] as [string, string]]),
     ...(opts.strategy ? [["nodeRollout.strategy", opts.strategy] as [string, string]] : []),
     ...(opts.servicesStrategy ? [["services.strategy", opts.servicesStrategy] as [string, string]] : []),
-    ...(opts.moveInPlace ? [["services.moveInPlace", "true"] as [string, string]] : []),
+    ...(opts.moveInPlace !== undefined ? [["services.moveInPlace", String(opts.moveInPlace)] as [string, string]] : []),
   ];
   const addressMoves = (opts.moveAddresses ?? []).map((name) => {
     const from = lab.nodes.find((n) => n.name === name)?.ip;
