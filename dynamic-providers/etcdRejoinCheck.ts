@@ -10,8 +10,8 @@ import { containsUnknown, requiredStrings, secretIfGiven, throwIfFailed, TypedPr
 /**
  * A control-plane node's etcd member, checked right before the node's `kubeadm reset` (nodeRollout.strategy
  * kubeadm-rejoin, lib/controlPlane/etcdRejoinCheck): three or more members, every other one answering, the member
- * the node's own; leadership handed away when it leads. It changes nothing else: the reset removes the member and
- * the join adds it back. etcd is reached through the stack's etcd endpoints less the node's own. The TLS material
+ * the node's own; leadership handed away when it leads. It changes nothing else: the member leaves later, in the
+ * node's ControlPlaneRejoin step, right before its reset. etcd is reached through the stack's etcd endpoints less the node's own. The TLS material
  * is an input only, never in the outputs. A new run id runs it again; deleting it changes nothing.
  */
 

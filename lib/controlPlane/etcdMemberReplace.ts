@@ -54,24 +54,29 @@ async function added(client: Etcd3, move: EtcdPeerMove, id: string, action: Etcd
   return { action, memberId: id, peerURLs: member.peerURLs, initialCluster: initialClusterWith(members, move.member, member.peerURLs) };
 }
 
-/** How long an add waits for the cluster to count as healthy again after the remove (etcd's strict reconfig check). */
-const ADD_WAIT_MS = 60_000;
+/** How long a membership change waits for etcd to count the cluster healthy again (its strict reconfiguration check). */
+const RECONFIG_WAIT_MS = 60_000;
 
 /**
- * memberAdd, retried while etcd answers "unhealthy cluster": right after a remove, its strict reconfiguration check
- * refuses a new voter until the leader has been connected to the remaining members for a while (seconds).
+ * A membership change, retried for up to a minute while etcd refuses it with an error matching `refusal`: right
+ * after a remove or an add, its strict reconfiguration check refuses the next change until the leader has been
+ * connected to the members for a while (seconds).
  */
-async function addMember(client: Etcd3, peerURLs: string[]): Promise<IMember> {
-  const deadline = Date.now() + ADD_WAIT_MS;
+export async function retriedWhileEtcdRefuses<T>(change: () => Promise<T>, refusal: RegExp): Promise<T> {
+  const deadline = Date.now() + RECONFIG_WAIT_MS;
   for (;;) {
     try {
-      return (await client.cluster.memberAdd({ peerURLs })).member;
+      return await change();
     } catch (err) {
-      if (!/unhealthy cluster/.test((err as Error).message) || Date.now() > deadline) throw err;
+      if (!refusal.test((err as Error).message) || Date.now() > deadline) throw err;
       await sleep(1000);
     }
   }
 }
+
+/** memberAdd, retried while etcd answers "unhealthy cluster" (a new voter right after a remove). */
+const addMember = async (client: Etcd3, peerURLs: string[]): Promise<IMember> =>
+  retriedWhileEtcdRefuses(async () => (await client.cluster.memberAdd({ peerURLs })).member, /unhealthy cluster/);
 
 async function addRecorded(client: Etcd3, move: EtcdPeerMove, intent: ReplaceIntent): Promise<EtcdMemberReplaceResult> {
   const member = await addMember(client, intent.peerURLs);

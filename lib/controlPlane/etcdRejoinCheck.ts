@@ -1,8 +1,7 @@
 import { Etcd3, IMember } from "etcd3";
 import { UserError } from "../config/errors";
 import { checkQuorumWithout, handOffLeadership, onHost } from "./etcdPeerMove";
-import { AnswersAt } from "./etcdMemberReplace";
-import { sleep } from "../concurrency/sleep";
+import { AnswersAt, retriedWhileEtcdRefuses } from "./etcdMemberReplace";
 
 /**
  * Before a control-plane node's `kubeadm reset` (nodeRollout.strategy kubeadm-rejoin): its etcd member is about to
@@ -68,24 +67,8 @@ export async function leaveEtcd(client: Etcd3, nodeAddress: string, answersAt: A
   }
   for (const member of own) {
     if (member.name) await handOffLeadership(client, member.name, clientFor);
-    await removeMember(client, member.ID);
+    // right after a member joined, the leader refuses a change for a while
+    await retriedWhileEtcdRefuses(() => client.cluster.memberRemove({ ID: member.ID }), /unhealthy cluster|not enough started members/);
   }
   return own.map((m) => m.ID);
-}
-
-/** How long a remove waits for etcd to count the cluster healthy (its strict reconfiguration check) after a change. */
-const REMOVE_WAIT_MS = 60_000;
-
-/** memberRemove, retried while etcd answers "unhealthy cluster": right after a member joined, the leader refuses a change for a while. */
-async function removeMember(client: Etcd3, id: string): Promise<void> {
-  const deadline = Date.now() + REMOVE_WAIT_MS;
-  for (;;) {
-    try {
-      await client.cluster.memberRemove({ ID: id });
-      return;
-    } catch (err) {
-      if (!/unhealthy cluster|not enough started members/.test((err as Error).message) || Date.now() > deadline) throw err;
-      await sleep(1000);
-    }
-  }
 }
